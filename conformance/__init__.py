@@ -1,0 +1,5 @@
+"""chat-conformance: the conformance suite for OpenAI-compatible Chat Completions servers."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"

@@ -1,0 +1,170 @@
+"""Checks: pure functions over an ``Analysis`` that yield ``Finding`` objects; they never raise.
+
+A check is registered against the rule ids it can report with ``@check(...)``; its preconditions
+(``when=``) say whether the exchange can show those rules at all. ``evaluate`` runs every check
+and gives one ``Verdict`` per rule: passed, failed (with findings), not applicable, or error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.exchange import Analysis
+from conformance.rules import RULES, RULES_BY_ID, Rule
+
+EXCERPT_BYTES = 160
+
+Predicate = Callable[[Analysis], bool]
+CheckFunc = Callable[[Analysis], Iterable["Finding"]]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem: which rule, what was received and expected, and where."""
+
+    rule: str
+    level: str
+    category: str
+    message: str
+    event_index: int | None = None
+    byte_offset: int | None = None
+    excerpt: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "category": self.category, "level": self.level,
+                "message": self.message, "event_index": self.event_index,
+                "byte_offset": self.byte_offset, "excerpt": self.excerpt}
+
+
+@dataclass(frozen=True)
+class Check:
+    rules: tuple[str, ...]
+    func: CheckFunc
+    when: tuple[Predicate, ...]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one rule on one exchange."""
+
+    rule: Rule
+    outcome: str  # passed | failed | not_applicable | error
+    findings: tuple[Finding, ...] = ()
+    message: str = ""
+
+
+CHECKS: list[Check] = []
+
+
+def check(*rule_ids: str, when: Iterable[Predicate] = ()) -> Callable[[CheckFunc], CheckFunc]:
+    """Register a check for these rules, run only when every precondition holds."""
+    for rule_id in rule_ids:
+        if rule_id not in RULES_BY_ID:
+            raise KeyError(f"unknown rule {rule_id}")
+
+    def register(func: CheckFunc) -> CheckFunc:
+        CHECKS.append(Check(tuple(rule_ids), func, tuple(when)))
+        return func
+
+    return register
+
+
+def excerpt(data: bytes, offset: int | None, size: int = EXCERPT_BYTES) -> str:
+    """A bounded, printable slice of the raw bytes starting at ``offset``."""
+    if offset is None:
+        return ""
+    piece = data[offset : offset + size]
+    text = piece.decode("utf-8", errors="backslashreplace")
+    text = text.replace("\r", "\\r").replace("\n", "\\n")
+    return text + ("…" if offset + size < len(data) else "")
+
+
+def finding(a: Analysis, rule_id: str, received: str, expected: str, *,
+            event: int | None = None, offset: int | None = None, remedy: str = "") -> Finding:
+    """Build a finding with the "Received … / Expected …" message and a bounded excerpt."""
+    rule = RULES_BY_ID[rule_id]
+    if offset is None and event is not None and event < len(a.events):
+        offset = a.events[event].offset
+    message = f"Received: {received} / Expected: {expected}"
+    if remedy:
+        message += f"\n{remedy}"
+    return Finding(rule.id, rule.level, rule.category, message, event, offset,
+                   excerpt(a.exchange.body, offset))
+
+
+def short(value: Any, limit: int = 80) -> str:
+    """A short repr for messages."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _applies(rule: Rule, a: Analysis) -> bool:
+    if rule.applies == "stream":
+        return a.is_stream
+    if rule.applies == "non-stream":
+        return not a.is_stream
+    return True
+
+
+def evaluate(a: Analysis, rule_ids: Iterable[str] | None = None) -> list[Verdict]:
+    """Run every check and give one verdict per rule, in rulebook order."""
+    _load()
+    wanted = set(rule_ids) if rule_ids is not None else None
+    found: dict[str, list[Finding]] = {}
+    applicable: set[str] = set()
+    errors: dict[str, str] = {}
+    for chk in CHECKS:
+        ids = [r for r in chk.rules if (wanted is None or r in wanted) and _applies(RULES_BY_ID[r], a)]
+        if not ids or not all(pred(a) for pred in chk.when):
+            continue
+        applicable.update(ids)
+        try:
+            results = list(chk.func(a))
+        except Exception as exc:  # a check bug must not hide the other verdicts
+            for r in ids:
+                errors[r] = f"check {chk.func.__name__} failed: {type(exc).__name__}: {exc}"
+            continue
+        for item in results:
+            if item.rule in ids:
+                found.setdefault(item.rule, []).append(item)
+    verdicts = []
+    for rule in RULES:
+        if wanted is not None and rule.id not in wanted:
+            continue
+        if rule.id in errors:
+            verdicts.append(Verdict(rule, "error", message=errors[rule.id]))
+        elif rule.id in found:
+            verdicts.append(Verdict(rule, "failed", tuple(found[rule.id])))
+        elif rule.id in applicable:
+            verdicts.append(Verdict(rule, "passed"))
+        else:
+            verdicts.append(Verdict(rule, "not_applicable"))
+    return verdicts
+
+
+def findings_of(verdicts: Iterable[Verdict]) -> list[Finding]:
+    return [f for v in verdicts for f in v.findings]
+
+
+def run_checks(a: Analysis) -> Iterator[Finding]:
+    """Every finding for an analysis, in rulebook order."""
+    yield from findings_of(evaluate(a))
+
+
+def _load() -> None:
+    from conformance.checks import (  # noqa: F401  (registration by import)
+        cancellation,
+        chunks,
+        errors,
+        finish,
+        framing,
+        models,
+        ollama,
+        reasoning,
+        structured,
+        tools,
+        transport,
+        usage,
+    )

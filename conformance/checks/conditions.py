@@ -1,0 +1,126 @@
+"""Preconditions for checks: whether an exchange can show a rule at all."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.exchange import Analysis
+
+BAD_INPUT = frozenset({
+    "invalid", "malformed-json", "wrong-type", "missing-messages", "unknown-parameter",
+    "unknown-model", "context-overflow", "oversized", "wrong-content-type", "bad-value",
+})
+
+
+def chat_ok(a: Analysis) -> bool:
+    """A successful chat completion response."""
+    return a.exchange.endpoint == "chat" and a.success and a.exchange.intent not in BAD_INPUT
+
+
+def chat_sse(a: Analysis) -> bool:
+    """A successful chat completion that came back as an event stream."""
+    return chat_ok(a) and a.format == "sse"
+
+
+def chat_json(a: Analysis) -> bool:
+    """A successful non-stream chat completion with a JSON body."""
+    return chat_ok(a) and a.format == "json" and isinstance(a.json_body, dict)
+
+
+def chat_answer(a: Analysis) -> bool:
+    """A successful chat completion, streamed or not, that was decoded."""
+    return chat_sse(a) or chat_json(a)
+
+
+def bad_input(a: Analysis) -> bool:
+    return a.exchange.intent in BAD_INPUT
+
+
+def openai_error_response(a: Analysis) -> bool:
+    """An error status on an OpenAI route (the cancel endpoint has its own shape)."""
+    status = a.exchange.status
+    return (status is not None and status >= 400
+            and a.exchange.endpoint in ("chat", "models", "model", "other"))
+
+
+def no_stream_error(a: Analysis) -> bool:
+    return not any(p.kind == "error" for p in a.payloads)
+
+
+def tool_calls(a: Analysis) -> bool:
+    return chat_answer(a) and any(c.tool_calls for c in a.assembled.choices.values())
+
+
+def offered_tools(a: Analysis) -> bool:
+    return chat_answer(a) and bool(a.request.get("tools"))
+
+
+def response_format(a: Analysis) -> str | None:
+    fmt = a.request.get("response_format")
+    if isinstance(fmt, dict) and isinstance(fmt.get("type"), str):
+        return str(fmt["type"])
+    return None
+
+
+def structured(a: Analysis) -> bool:
+    return chat_answer(a) and response_format(a) in ("json_object", "json_schema")
+
+
+def ollama_stream(a: Analysis) -> bool:
+    return a.exchange.endpoint in ("ollama-chat", "ollama-generate") and a.success
+
+
+def max_tokens(a: Analysis) -> int | None:
+    for key in ("max_completion_tokens", "max_tokens"):
+        value = a.request.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def usage_of(a: Analysis) -> dict[str, Any] | None:
+    usage = a.assembled.usage
+    return usage if isinstance(usage, dict) else None
+
+
+def wants_usage(a: Analysis) -> bool:
+    opts = a.request.get("stream_options")
+    return isinstance(opts, dict) and opts.get("include_usage") is True
+
+
+def choice_items(a: Analysis) -> list[tuple[int, dict[str, Any]]]:
+    """(event index, choice object) for every choice of every chunk, in order."""
+    items = []
+    for p in a.chunks:
+        choices = p.value.get("choices") if isinstance(p.value, dict) else None
+        for choice in choices if isinstance(choices, list) else ():
+            if isinstance(choice, dict):
+                items.append((p.index, choice))
+    return items
+
+
+def deltas(a: Analysis) -> list[tuple[int, int, dict[str, Any]]]:
+    """(event index, choice index, delta) for every delta object, in order."""
+    out = []
+    for event, choice in choice_items(a):
+        delta = choice.get("delta")
+        index = choice.get("index", 0)
+        if isinstance(delta, dict):
+            out.append((event, index if isinstance(index, int) else 0, delta))
+    return out
+
+
+def requested_n(a: Analysis) -> int:
+    n = a.request.get("n", 1)
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 1
+
+
+def complete(a: Analysis) -> bool:
+    """The client read the response to its end (it did not disconnect or give up)."""
+    obs = a.exchange.observations
+    return "disconnect" not in obs and "aborted" not in obs
+
+
+def headers_known(a: Analysis) -> bool:
+    """The response headers were recorded (an offline capture may have only the body)."""
+    return not a.exchange.observations.get("headers_unknown")

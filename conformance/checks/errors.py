@@ -1,0 +1,131 @@
+"""Errors: the JSON envelope, 4xx for bad input, refusals before the stream, in-stream errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from conformance.checks import Finding, check, finding, short
+from conformance.checks.conditions import bad_input, headers_known, openai_error_response
+from conformance.exchange import Analysis
+
+SUCCESS_FINISH = frozenset({"stop", "length", "tool_calls"})
+
+
+def _error(a: Analysis) -> Any:
+    body = a.json_body
+    return body.get("error") if isinstance(body, dict) else None
+
+
+@check("ERR-001", "ERR-002", "ERR-003", "ERR-004", when=(openai_error_response,))
+def envelope(a: Analysis) -> Iterator[Finding]:
+    status = a.exchange.status
+    error = _error(a)
+    if headers_known(a) and a.content_type != "application/json":
+        yield finding(a, "ERR-004", f"{status} with Content-Type {a.exchange.header('content-type')!r}",
+                      "application/json")
+    if not isinstance(error, dict):
+        body = a.exchange.body[:120].decode("utf-8", "replace")
+        yield finding(a, "ERR-001", f"{status} with body {body!r}", '{"error": {"message": …, …}}', offset=0,
+                      remedy="Clients read error.message; anything else shows as an unknown error.")
+        return
+    if not isinstance(error.get("message"), str) or not error["message"].strip():
+        yield finding(a, "ERR-002", f"error.message {short(error.get('message'))}", "a non-empty string")
+    missing = [k for k in ("type", "param", "code") if k not in error]
+    if missing:
+        yield finding(a, "ERR-003", f"an error object without {missing}", "message, type, param and code")
+
+
+@check("ERR-005", "ERR-006", when=(bad_input,))
+def bad_input_status(a: Analysis) -> Iterator[Finding]:
+    status = a.exchange.status
+    if status is None:
+        return
+    if status >= 500:
+        yield finding(a, "ERR-005", f"status {status} for {a.exchange.intent} input", "a 4xx")
+    elif status < 300:
+        yield finding(a, "ERR-006", f"status {status} for {a.exchange.intent} input", "a 4xx refusal")
+
+
+@check("ERR-007", when=(bad_input,))
+def refused_before_stream(a: Analysis) -> Iterator[Finding]:
+    if a.exchange.status is not None and a.exchange.status < 300 and a.format == "sse":
+        yield finding(a, "ERR-007", f"a {a.exchange.status} event stream for {a.exchange.intent} input",
+                      "a 4xx JSON error before any event", offset=0)
+
+
+def _error_payloads(a: Analysis) -> list[Any]:
+    return [p for p in a.payloads if p.kind == "error"]
+
+
+@check("ERR-008", "ERR-009", "ERR-010",
+       when=(lambda a: a.format == "sse" and a.exchange.endpoint == "chat", lambda a: bool(_error_payloads(a))))
+def in_stream_error(a: Analysis) -> Iterator[Finding]:
+    first = _error_payloads(a)[0]
+    value = first.value
+    if first.event_type == "error" and not a.allows("event-error"):
+        yield finding(a, "ERR-008", "event: error", 'data: {"error": {...}} (profile lmstudio allows it)',
+                      event=first.index, remedy="The openai SDK raises only on a data payload with an error key.")
+    elif not (isinstance(value, dict) and isinstance(value.get("error"), dict)):
+        yield finding(a, "ERR-008", f"error payload {short(value)}", '{"error": {"message": …}}', event=first.index)
+    after = [p for p in a.payloads if p.index > first.index and p.kind != "done"]
+    if after:
+        yield finding(a, "ERR-009", f"{len(after)} event(s) after the error", "nothing but [DONE]",
+                      event=after[0].index)
+    finished = [c.finish_reason for c in a.assembled.choices.values() if c.finish_reason in SUCCESS_FINISH]
+    if finished:
+        yield finding(a, "ERR-010", f"an error and finish_reason {finished[0]!r}", "no success finish")
+
+
+def _intent(name: str) -> Any:
+    return lambda a: a.exchange.intent == name
+
+
+def _code(a: Analysis) -> Any:
+    error = _error(a)
+    return error.get("code") if isinstance(error, dict) else None
+
+
+@check("ERR-011", when=(_intent("context-overflow"),))
+def context_overflow(a: Analysis) -> Iterator[Finding]:
+    if _code(a) not in ("context_length_exceeded", "context_window_exceeded"):
+        yield finding(a, "ERR-011", f"status {a.exchange.status} code {short(_code(a))}",
+                      "a 4xx with code context_length_exceeded")
+
+
+@check("ERR-012", when=(_intent("unknown-model"),))
+def unknown_model(a: Analysis) -> Iterator[Finding]:
+    if a.exchange.status != 404 and not (a.allows("unknown-model-served") and a.success):
+        yield finding(a, "ERR-012", f"status {a.exchange.status} for model {a.request.get('model')!r}",
+                      "404 with code model_not_found")
+
+
+@check("ERR-013", when=(_intent("unknown-parameter"),))
+def unknown_parameter(a: Analysis) -> Iterator[Finding]:
+    name = a.exchange.observations.get("unknown_field")
+    error = _error(a)
+    param = error.get("param") if isinstance(error, dict) else None
+    if a.exchange.status != 400 or _code(a) != "unknown_parameter" or param != name:
+        yield finding(a, "ERR-013", f"status {a.exchange.status} code {short(_code(a))} param {short(param)}",
+                      f"400 unknown_parameter with param {name!r}")
+
+
+@check("ERR-014", when=(headers_known, lambda a: a.exchange.status == 429))
+def retry_after(a: Analysis) -> Iterator[Finding]:
+    if a.exchange.header("retry-after") is None:
+        yield finding(a, "ERR-014", "429 without Retry-After", "Retry-After in seconds")
+
+
+@check("ERR-015", when=(_intent("oversized"),))
+def oversized(a: Analysis) -> Iterator[Finding]:
+    if a.exchange.status != 413:
+        yield finding(a, "ERR-015", f"status {a.exchange.status} for an oversized body", "413")
+
+
+@check("ERR-016", when=(lambda a: "followup_status" in a.exchange.observations,))
+def still_answers(a: Analysis) -> Iterator[Finding]:
+    status = a.exchange.observations["followup_status"]
+    if status != 200:
+        yield finding(a, "ERR-016", f"a plain request afterwards got {status}", "200")
+
+

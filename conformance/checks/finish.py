@@ -1,0 +1,117 @@
+"""Finish: one finish_reason per choice, from the enum, last, and true to what happened."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from conformance.checks import Finding, check, finding, short
+from conformance.checks.conditions import (
+    chat_answer,
+    chat_sse,
+    choice_items,
+    complete,
+    max_tokens,
+    no_stream_error,
+    usage_of,
+)
+from conformance.exchange import Analysis
+
+FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
+
+
+def _finishes(a: Analysis) -> list[tuple[int | None, int, object]]:
+    """(event, choice index, finish_reason) for every non-null finish_reason."""
+    if a.format == "json":
+        raw = a.json_body.get("choices")
+        return [(None, c.get("index", i), c.get("finish_reason")) for i, c in
+                enumerate(raw if isinstance(raw, list) else []) if isinstance(c, dict)
+                and c.get("finish_reason") is not None]
+    return [(e, c.get("index", 0), c["finish_reason"]) for e, c in choice_items(a)
+            if c.get("finish_reason") is not None]
+
+
+@check("FIN-001", "FIN-002", when=(chat_answer, no_stream_error))
+def one_finish(a: Analysis) -> Iterator[Finding]:
+    cut = not complete(a)
+    allowed = set(FINISH_REASONS)
+    if a.allows("finish-cancelled") or a.exchange.intent == "cancelled-stream":
+        allowed.add("cancelled")
+    finishes = _finishes(a)
+    for index in sorted(a.assembled.choices) or [0]:
+        mine = [(e, r) for e, i, r in finishes if i == index]
+        if len(mine) > 1 or (not mine and not cut):
+            yield finding(a, "FIN-001", f"{len(mine)} non-null finish_reason(s) for choice {index}",
+                          "exactly one", event=mine[1][0] if len(mine) > 1 else None)
+    for event, _, reason in finishes:
+        if reason not in allowed:
+            yield finding(a, "FIN-002", f"finish_reason {short(reason)}", f"one of {sorted(allowed)}",
+                          event=event)
+            return
+
+
+@check("FIN-003", "FIN-004", "FIN-005", when=(chat_sse,))
+def finish_placement(a: Analysis) -> Iterator[Finding]:
+    finished: set[int] = set()
+    reported: set[str] = set()
+    for event, choice in choice_items(a):
+        index = choice.get("index", 0)
+        raw_delta = choice.get("delta")
+        delta: dict[str, Any] = raw_delta if isinstance(raw_delta, dict) else {}
+        carries = {k: v for k, v in delta.items() if v not in (None, "", []) and k != "role"}
+        if "finish_reason" not in choice and "FIN-005" not in reported:
+            reported.add("FIN-005")
+            yield finding(a, "FIN-005", f"a choice without the finish_reason key: {short(choice)}",
+                          "finish_reason: null until the last chunk", event=event)
+        if index in finished and (carries or choice.get("finish_reason") is not None) \
+                and "FIN-003" not in reported:
+            reported.add("FIN-003")
+            yield finding(a, "FIN-003", f"choice {index} continues after its finish: {short(choice)}",
+                          "nothing for a choice after its finish_reason", event=event)
+        if choice.get("finish_reason") is not None:
+            finished.add(index)
+            if carries and "FIN-004" not in reported:
+                reported.add("FIN-004")
+                yield finding(a, "FIN-004", f"a finish chunk that carries {sorted(carries)}",
+                              "an empty delta on the finish chunk", event=event)
+
+
+@check("FIN-006", when=(chat_answer, lambda a: max_tokens(a) is not None and usage_of(a) is not None))
+def cap_honored(a: Analysis) -> Iterator[Finding]:
+    cap = max_tokens(a)
+    used = (usage_of(a) or {}).get("completion_tokens")
+    if isinstance(used, int) and cap is not None and used > cap:
+        yield finding(a, "FIN-006", f"completion_tokens {used}", f"at most max_tokens {cap}")
+
+
+@check("FIN-007", when=(chat_answer, no_stream_error, lambda a: a.exchange.intent == "expect-length"))
+def length_finish(a: Analysis) -> Iterator[Finding]:
+    for choice in a.assembled.choices.values():
+        if choice.finish_reason != "length":
+            yield finding(a, "FIN-007", f"finish_reason {choice.finish_reason!r} for output cut by the cap",
+                          "length")
+
+
+@check("FIN-008", when=(chat_answer, lambda a: bool(a.request.get("stop"))))
+def stop_sequences(a: Analysis) -> Iterator[Finding]:
+    stop = a.request["stop"]
+    sequences = [stop] if isinstance(stop, str) else [s for s in stop if isinstance(s, str) and s]
+    for choice in a.assembled.choices.values():
+        for seq in sequences:
+            if seq in choice.content:
+                yield finding(a, "FIN-008", f"content containing the stop sequence {seq!r}",
+                              "generation stopped before the stop sequence, which is not returned")
+                return
+
+
+def _plain(a: Analysis) -> bool:
+    return chat_answer(a) and not a.request.get("tools") and not a.request.get("response_format") \
+        and a.exchange.intent != "expect-length"
+
+
+@check("FIN-009", when=(_plain, no_stream_error))
+def not_empty(a: Analysis) -> Iterator[Finding]:
+    for choice in a.assembled.choices.values():
+        if choice.finish_reason == "stop" and not (choice.content or choice.reasoning or choice.refusal
+                                                   or choice.tool_calls):
+            yield finding(a, "FIN-009", "finish_reason stop with no text at all", "an answer")

@@ -1,0 +1,96 @@
+"""Framing: the event stream itself, judged by the strict WHATWG decoder's records."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from conformance.checks import Finding, check, finding, short
+from conformance.checks.conditions import chat_sse, complete
+from conformance.exchange import Analysis
+from conformance.wire.sse import SSEStats
+
+
+def _stats(a: Analysis) -> SSEStats:
+    assert a.stats is not None
+    return a.stats
+
+
+def _done_index(a: Analysis) -> int | None:
+    return next((p.index for p in a.payloads if p.kind == "done"), None)
+
+
+@check("SSE-001", "SSE-005", "SSE-007", "SSE-015", when=(chat_sse,))
+def decoder_records(a: Analysis) -> Iterator[Finding]:
+    stats = _stats(a)
+    if stats.invalid_utf8:
+        yield finding(a, "SSE-001", f"{stats.invalid_utf8_count} invalid UTF-8 sequence(s)",
+                      "UTF-8 only", offset=stats.invalid_utf8[0])
+    if stats.tail_has_data and complete(a):
+        yield finding(a, "SSE-005", "an event with data but no blank line before the end",
+                      "every event ended by a blank line (a strict client never dispatches it)",
+                      offset=stats.tail_offset)
+    if stats.unknown_fields:
+        offset, name = stats.unknown_fields[0]
+        yield finding(a, "SSE-007", f"{stats.unknown_field_count} line(s) with unknown field {name!r}",
+                      "data:, event:, id:, retry: or a comment", offset=offset,
+                      remedy="Clients ignore unknown fields, so whatever the line carried is lost.")
+    if stats.invalid_retry:
+        yield finding(a, "SSE-015", f"{stats.invalid_retry} retry: field(s) that are not ASCII digits",
+                      "retry: with digits only")
+
+
+@check("SSE-002", "SSE-003", "SSE-004", when=(chat_sse,))
+def terminator(a: Analysis) -> Iterator[Finding]:
+    done = _done_index(a)
+    errored = any(p.kind == "error" for p in a.payloads)
+    if done is None and not errored and complete(a):
+        last = a.events[-1].index if a.events else None
+        yield finding(a, "SSE-002", "a stream that ends without data: [DONE]", "data: [DONE] last",
+                      event=last, offset=None if last is not None else 0)
+    if done is not None:
+        after = [e for e in a.events if e.index > done]
+        if after:
+            yield finding(a, "SSE-003", f"{len(after)} event(s) after [DONE]", "nothing after [DONE]",
+                          event=after[0].index)
+        stats = _stats(a)
+        if stats.bytes_after_done:
+            yield finding(a, "SSE-004", f"{stats.bytes_after_done} byte(s) after the [DONE] event",
+                          "the body closes after [DONE]", offset=stats.done_end)
+
+
+@check("SSE-006", "SSE-008", when=(chat_sse,))
+def payloads(a: Analysis) -> Iterator[Finding]:
+    for p in a.payloads:
+        if p.problem is not None:
+            yield finding(a, "SSE-006", f"data {short(p.value, 60)} ({p.problem})", "JSON or [DONE]",
+                          event=p.index)
+            break
+    for event in a.events:
+        if event.type not in ("message", "error"):
+            yield finding(a, "SSE-008", f"event: {event.type}", "no event field, message or error",
+                          event=event.index, remedy="Clients drop events of other types.")
+            break
+
+
+@check("SSE-009", "SSE-010", "SSE-011", "SSE-012", "SSE-013", "SSE-014", "SSE-016", when=(chat_sse,))
+def client_hazards(a: Analysis) -> Iterator[Finding]:
+    stats = _stats(a)
+    if stats.comments:
+        yield finding(a, "SSE-009", f"{stats.comments} comment line(s)", "no comments, for fragile clients",
+                      offset=stats.comment_offsets[0])
+    if stats.data_without_space:
+        yield finding(a, "SSE-010", f"{stats.data_without_space} data: line(s) without a space",
+                      "data: followed by one space", offset=stats.data_without_space_offset)
+    if stats.crlf or stats.cr:
+        yield finding(a, "SSE-011", f"line ends {stats.line_ending_styles}", "LF only")
+    if stats.id_fields or stats.retry_fields:
+        yield finding(a, "SSE-012", f"{stats.id_fields} id: and {stats.retry_fields} retry: field(s)",
+                      "no id: or retry: fields")
+    if stats.bom:
+        yield finding(a, "SSE-013", "a byte-order mark at byte 0", "no BOM", offset=0)
+    multi = next((e for e in a.events if e.data_lines > 1), None)
+    if multi is not None:
+        yield finding(a, "SSE-014", f"an event with {multi.data_lines} data: lines", "one data: line per event",
+                      event=multi.index)
+    if len(stats.line_ending_styles) > 1:
+        yield finding(a, "SSE-016", f"mixed line ends {stats.line_ending_styles}", "one style throughout")

@@ -1,0 +1,75 @@
+"""Ollama NDJSON: /api/chat and /api/generate frames, done and done_reason, terminal errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from conformance.checks import Finding, check, finding, short
+from conformance.checks.conditions import headers_known, ollama_stream
+from conformance.exchange import Analysis
+
+
+def _terminal(value: Any) -> bool:
+    return isinstance(value, dict) and (value.get("done") is True or "error" in value)
+
+
+@check("OLL-001", "OLL-002", "OLL-003", "OLL-004", "OLL-005", "OLL-006", when=(ollama_stream,))
+def frames(a: Analysis) -> Iterator[Finding]:
+    if headers_known(a) and a.content_type != "application/x-ndjson":
+        yield finding(a, "OLL-001", f"Content-Type {a.exchange.header('content-type')!r}", "application/x-ndjson")
+    lines = a.lines
+    bad = next((ln for ln in lines if not isinstance(ln.value, dict) or ln.partial), None)
+    if bad is not None or a.format != "ndjson":
+        what = "no NDJSON" if bad is None else ("a line without LF" if bad.partial else f"line {bad.text[:60]!r}")
+        yield finding(a, "OLL-002", what, "one JSON object per line, each ended by LF",
+                      offset=bad.offset if bad else 0)
+    end = next((i for i, ln in enumerate(lines) if _terminal(ln.value)), None)
+    if end is None:
+        yield finding(a, "OLL-003", "a stream with no done: true frame and no error frame",
+                      "a final done: true frame (or an error frame)", offset=len(a.exchange.body) or None)
+        return
+    last = lines[end].value
+    if last.get("done") is True and last.get("done_reason") not in ("stop", "length"):
+        yield finding(a, "OLL-004", f"done_reason {short(last.get('done_reason'))}", "stop or length",
+                      offset=lines[end].offset)
+    if end != len(lines) - 1:
+        yield finding(a, "OLL-005", f"{len(lines) - 1 - end} line(s) after the final frame", "nothing",
+                      offset=lines[end + 1].offset)
+    early = next((ln for ln in lines[:end] if isinstance(ln.value, dict) and ln.value.get("done") is not False),
+                 None)
+    if early is not None:
+        yield finding(a, "OLL-006", f"a frame with done {short(early.value.get('done'))}", "done: false",
+                      offset=early.offset)
+
+
+@check("OLL-007", "OLL-008", when=(ollama_stream, lambda a: bool(a.lines)))
+def frame_shapes(a: Analysis) -> Iterator[Finding]:
+    chat = a.exchange.endpoint == "ollama-chat"
+    models: set[Any] = set()
+    for line in a.lines:
+        frame = line.value
+        if not isinstance(frame, dict) or "error" in frame:
+            continue
+        models.add(frame.get("model"))
+        if chat:
+            message = frame.get("message")
+            ok = isinstance(message, dict) and message.get("role") == "assistant" \
+                and isinstance(message.get("content"), str)
+        else:
+            ok = isinstance(frame.get("response"), str)
+        if not ok:
+            want = "message {role: assistant, content: str}" if chat else "response: str"
+            yield finding(a, "OLL-007", f"frame {short(frame)}", want, offset=line.offset)
+            break
+    if len(models) > 1 or any(not isinstance(m, str) or not m for m in models):
+        yield finding(a, "OLL-008", f"models {sorted(map(str, models))}", "one model name on every frame")
+
+
+@check("OLL-009", when=(lambda a: a.exchange.endpoint == "ollama-tags" and a.success,))
+def tags(a: Analysis) -> Iterator[Finding]:
+    body = a.json_body
+    models = body.get("models") if isinstance(body, dict) else None
+    if not isinstance(models, list) or not all(isinstance(m, dict) and isinstance(m.get("name"), str)
+                                               for m in models):
+        yield finding(a, "OLL-009", f"body {short(body)}", '{"models": [{"name": …}, …]}')

@@ -1,0 +1,59 @@
+"""Structured output: json_object and json_schema answers parse, are unfenced and match."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+
+from conformance.checks import Finding, check, finding, short
+from conformance.checks.conditions import response_format, structured
+from conformance.exchange import Analysis
+
+
+def _schema(a: Analysis) -> tuple[Any, bool]:
+    spec = a.request["response_format"].get("json_schema")
+    if not isinstance(spec, dict):
+        return None, False
+    return spec.get("schema"), spec.get("strict") is True
+
+
+def _complete(a: Analysis) -> list[str]:
+    """Contents that should be whole JSON: not cut by length, not refused, not an error."""
+    if a.assembled.error is not None:
+        return []
+    return [c.content for c in a.assembled.choices.values()
+            if c.finish_reason not in ("length", "content_filter") and not c.refusal]
+
+
+@check("STR-001", "STR-002", "STR-003", "STR-004", "STR-005", when=(structured,))
+def structured_content(a: Analysis) -> Iterator[Finding]:
+    kind = response_format(a)
+    for choice in a.assembled.choices.values():
+        if not choice.content and choice.reasoning.strip().startswith(("{", "[")):
+            yield finding(a, "STR-005", "the JSON answer in the reasoning channel, content empty",
+                          "the JSON in content")
+    for content in _complete(a):
+        if content.lstrip().startswith("```"):
+            yield finding(a, "STR-002", f"content {short(content, 40)}", "bare JSON, no markdown fence")
+        try:
+            value = json.loads(content)
+        except ValueError:
+            value = None
+            rule = "STR-001" if kind == "json_object" else ("STR-003" if _schema(a)[1] else "STR-004")
+            yield finding(a, rule, f"content {short(content)} that is not JSON", "valid JSON")
+            continue
+        if kind == "json_object" and not isinstance(value, dict):
+            yield finding(a, "STR-001", f"JSON {short(value)}", "a JSON object")
+        if kind == "json_schema":
+            schema, strict = _schema(a)
+            if isinstance(schema, dict):
+                try:
+                    jsonschema.validate(value, schema)
+                except jsonschema.ValidationError as exc:
+                    yield finding(a, "STR-003" if strict else "STR-004", f"{short(value)}: {exc.message}",
+                                  "content that matches the schema")
+                except jsonschema.SchemaError:
+                    pass

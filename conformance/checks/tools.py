@@ -1,0 +1,201 @@
+"""Tool calls: pieces by index, ids, names, string arguments, tool_choice and the finish."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+
+from conformance.checks import Finding, check, finding, short
+from conformance.checks.conditions import chat_answer, chat_sse, deltas, offered_tools, tool_calls
+from conformance.exchange import Analysis
+from conformance.wire.chat import ToolCall
+
+MARKUP = ("<tool_call>", "</tool_call>", "<|python_tag|>", "[TOOL_CALLS]", "<function=",
+          "<｜tool▁calls▁begin｜>", "<|tool_call_begin|>", "<tool_calls>")
+
+
+def _calls(a: Analysis) -> list[ToolCall]:
+    return [call for choice in a.assembled.choices.values()
+            for call in (choice.tool_calls[i] for i in sorted(choice.tool_calls))]
+
+
+def _pieces(a: Analysis) -> Iterator[tuple[int | None, Any]]:
+    """(event, raw piece) for every tool-call piece, streamed or not."""
+    if a.format == "json":
+        for choice in a.json_body.get("choices") or []:
+            message = choice.get("message") if isinstance(choice, dict) else None
+            calls = message.get("tool_calls") if isinstance(message, dict) else None
+            for piece in calls if isinstance(calls, list) else ():
+                yield None, piece
+        return
+    for event, _, delta in deltas(a):
+        calls = delta.get("tool_calls")
+        for piece in calls if isinstance(calls, list) else ():
+            yield event, piece
+
+
+@check("TOOL-001", "TOOL-015", "TOOL-017", when=(chat_sse,))
+def streamed_pieces(a: Analysis) -> Iterator[Finding]:
+    reported: set[str] = set()
+    first: dict[int, tuple[Any, Any]] = {}
+    count: dict[int, int] = {}
+    for event, _, delta in deltas(a):
+        calls = delta.get("tool_calls")
+        if calls is None:
+            continue
+        if not isinstance(calls, list):
+            yield finding(a, "TOOL-001", f"tool_calls {short(calls)}", "an array", event=event)
+            return
+        for piece in calls:
+            index = piece.get("index") if isinstance(piece, dict) else None
+            if not isinstance(index, int) or isinstance(index, bool):
+                if "TOOL-001" not in reported:
+                    reported.add("TOOL-001")
+                    yield finding(a, "TOOL-001", f"a tool-call piece {short(piece)}", "an integer index",
+                                  event=event, remedy="The openai SDK's stream helper dereferences index.")
+                continue
+            count[index] = count.get(index, 0) + 1
+            ident, kind = piece.get("id"), piece.get("type")
+            was_id, was_type = first.get(index, (None, None))
+            changed = (ident is not None and was_id is not None and ident != was_id) or \
+                (kind is not None and was_type is not None and kind != was_type)
+            if changed and "TOOL-015" not in reported:
+                reported.add("TOOL-015")
+                yield finding(a, "TOOL-015", f"call {index} continued with id {ident!r} type {kind!r}",
+                              f"the first id {was_id!r} and type {was_type!r} kept", event=event)
+            first[index] = (was_id if was_id is not None else ident, was_type if was_type is not None else kind)
+    whole = [c for c in _calls(a) if count.get(c.index) == 1 and len(c.arguments) >= 8]
+    if whole:
+        yield finding(a, "TOOL-017", f"call {whole[0].index} complete in one delta",
+                      "arguments streamed as fragments")
+
+
+def _raw_ids(a: Analysis) -> dict[int, Any]:
+    """The first id each call was sent with, before any conversion."""
+    ids: dict[int, Any] = {}
+    for position, (_, piece) in enumerate(_pieces(a)):
+        if not isinstance(piece, dict):
+            continue
+        index = piece.get("index", position) if a.format == "sse" else position
+        if isinstance(index, int) and piece.get("id") is not None:
+            ids.setdefault(index, piece["id"])
+    return ids
+
+
+@check("TOOL-002", "TOOL-003", "TOOL-004", "TOOL-005", "TOOL-006", when=(tool_calls,))
+def call_identity(a: Analysis) -> Iterator[Finding]:
+    for choice in a.assembled.choices.values():
+        indices = sorted(choice.tool_calls)
+        if indices != list(range(len(indices))):
+            yield finding(a, "TOOL-002", f"tool-call indices {indices}", f"{list(range(len(indices)))}")
+    first_ids = _raw_ids(a)
+    offered = {t.get("function", {}).get("name") for t in a.request.get("tools") or [] if isinstance(t, dict)}
+    seen: set[str] = set()
+    for call in _calls(a):
+        raw = first_ids.get(call.index)
+        if not isinstance(raw, str) or not raw:
+            yield finding(a, "TOOL-003", f"call {call.index} with id {short(raw)}", "a non-empty string id")
+        elif raw in seen:
+            yield finding(a, "TOOL-004", f"id {raw!r} on two calls", "unique ids")
+        seen.add(raw if isinstance(raw, str) else "")
+        if call.type != "function":
+            yield finding(a, "TOOL-005", f"call {call.index} with type {call.type!r}", "function")
+        if not call.name or (offered and call.name not in offered):
+            yield finding(a, "TOOL-006", f"a call of {call.name!r}", f"one of {sorted(n for n in offered if n)}")
+
+
+def _arguments_pieces(a: Analysis) -> Iterator[tuple[int | None, Any]]:
+    for event, piece in _pieces(a):
+        function = piece.get("function") if isinstance(piece, dict) else None
+        if isinstance(function, dict) and "arguments" in function:
+            yield event, function["arguments"]
+
+
+def _schema_for(a: Analysis, name: str | None) -> Any:
+    for tool in a.request.get("tools") or []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and function.get("name") == name:
+            return function.get("parameters")
+    return None
+
+
+@check("TOOL-007", "TOOL-008", "TOOL-009", when=(tool_calls,))
+def arguments(a: Analysis) -> Iterator[Finding]:
+    for event, value in _arguments_pieces(a):
+        if value is not None and not isinstance(value, str):
+            yield finding(a, "TOOL-007", f"arguments {short(value)}", "a JSON string fragment", event=event)
+            break
+    cut = any(c.finish_reason == "length" for c in a.assembled.choices.values())
+    for call in _calls(a):
+        try:
+            parsed = json.loads(call.arguments) if call.arguments else {}
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, dict):
+            if not cut:
+                yield finding(a, "TOOL-008", f"call {call.index} arguments {short(call.arguments)}",
+                              "a JSON object")
+            continue
+        schema = _schema_for(a, call.name)
+        if isinstance(schema, dict):
+            try:
+                jsonschema.validate(parsed, schema)
+            except jsonschema.ValidationError as exc:
+                yield finding(a, "TOOL-009", f"call {call.index} arguments {short(parsed)}: {exc.message}",
+                              "arguments valid for the tool's parameters")
+            except jsonschema.SchemaError:
+                pass
+
+
+@check("TOOL-010", when=(chat_answer,))
+def markup_in_content(a: Analysis) -> Iterator[Finding]:
+    for choice in a.assembled.choices.values():
+        hit = next((m for m in MARKUP if m in choice.content), None)
+        if hit is None and a.request.get("tools"):
+            try:
+                parsed = json.loads(choice.content)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, dict) and "name" in parsed and ("arguments" in parsed or "parameters" in parsed):
+                hit = "a JSON tool call"
+        if hit:
+            yield finding(a, "TOOL-010", f"{hit} in content", "calls in delta.tool_calls, not in content")
+            return
+
+
+def _choice(a: Analysis) -> Any:
+    return a.request.get("tool_choice")
+
+
+@check("TOOL-011", "TOOL-012", "TOOL-013", "TOOL-014", when=(offered_tools,))
+def tool_choice(a: Analysis) -> Iterator[Finding]:
+    calls = _calls(a)
+    choice = _choice(a)
+    if a.assembled.error is not None:
+        return
+    cut = any(c.finish_reason == "length" for c in a.assembled.choices.values())
+    if choice == "none" and calls:
+        yield finding(a, "TOOL-011", f"{len(calls)} call(s) with tool_choice none", "no call")
+    if choice == "required" and not calls and not cut:
+        yield finding(a, "TOOL-012", "no call with tool_choice required", "at least one call")
+    if isinstance(choice, dict):
+        name = (choice.get("function") or {}).get("name")
+        names = [c.name for c in calls]
+        if (not calls and not cut) or any(n != name for n in names):
+            yield finding(a, "TOOL-013", f"calls {names}", f"a call of {name!r} only")
+    if a.request.get("parallel_tool_calls") is False and len(calls) > 1:
+        yield finding(a, "TOOL-014", f"{len(calls)} calls with parallel_tool_calls false", "at most one")
+
+
+@check("TOOL-016", when=(chat_answer,))
+def finish_matches_calls(a: Analysis) -> Iterator[Finding]:
+    for choice in a.assembled.choices.values():
+        reason = choice.finish_reason
+        if choice.tool_calls and reason not in ("tool_calls", "length", None):
+            yield finding(a, "TOOL-016", f"finish_reason {reason!r} after {len(choice.tool_calls)} call(s)",
+                          "tool_calls", remedy="Agents branch on finish_reason == 'tool_calls'.")
+        elif not choice.tool_calls and reason == "tool_calls":
+            yield finding(a, "TOOL-016", "finish_reason 'tool_calls' with no call", "stop")

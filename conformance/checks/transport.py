@@ -1,0 +1,92 @@
+"""Transport: headers, media types, incremental delivery, HTTP framing, limits."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from conformance.checks import Finding, check, finding
+from conformance.checks.conditions import chat_ok, chat_sse, headers_known
+from conformance.exchange import Analysis
+
+ABORTS_TIME = ("first-byte timeout", "idle timeout", "total timeout")
+ABORTS_SIZE = ("byte cap", "line cap")
+
+
+@check("TRN-001", when=(chat_ok, headers_known))
+def stream_media_type(a: Analysis) -> Iterator[Finding]:
+    if a.content_type != "text/event-stream":
+        yield finding(a, "TRN-001", f"Content-Type {a.exchange.header('content-type')!r}",
+                      "text/event-stream", remedy="Clients only parse SSE when the media type says so.")
+
+
+@check("TRN-002", "TRN-009", when=(chat_ok,))
+def non_stream_media_type(a: Analysis) -> Iterator[Finding]:
+    if headers_known(a) and a.content_type != "application/json":
+        yield finding(a, "TRN-002", f"Content-Type {a.exchange.header('content-type')!r}",
+                      "application/json")
+    if a.format == "sse" or (headers_known(a) and a.content_type == "text/event-stream"):
+        yield finding(a, "TRN-009", "an event stream for a request without stream: true",
+                      "one chat.completion JSON object", offset=0)
+
+
+@check("TRN-003", "TRN-004", "TRN-005", "TRN-012", when=(chat_sse, headers_known))
+def stream_headers(a: Analysis) -> Iterator[Finding]:
+    cache = a.exchange.header("cache-control") or ""
+    if "no-cache" not in cache.lower() and "no-store" not in cache.lower():
+        yield finding(a, "TRN-003", f"Cache-Control {cache or None!r}", "no-cache")
+    accel = a.exchange.header("x-accel-buffering")
+    if (accel or "").strip().lower() != "no":
+        yield finding(a, "TRN-004", f"X-Accel-Buffering {accel!r}", "no",
+                      remedy="Without it nginx buffers the stream and clients see bursts.")
+    encoding = (a.exchange.header("content-encoding") or "identity").strip().lower()
+    if encoding != "identity":
+        yield finding(a, "TRN-005", f"Content-Encoding {encoding!r}", "no compression of text/event-stream")
+    ctype = (a.exchange.header("content-type") or "").lower()
+    if "charset=" in ctype and "charset=utf-8" not in ctype.replace('"', ""):
+        yield finding(a, "TRN-012", f"Content-Type {ctype!r}", "no charset, or charset=utf-8")
+
+
+@check("TRN-006", when=(headers_known, lambda a: a.exchange.request_header("x-request-id") is not None))
+def request_id_echo(a: Analysis) -> Iterator[Finding]:
+    sent = a.exchange.request_header("x-request-id")
+    got = a.exchange.header("x-request-id")
+    if got != sent:
+        yield finding(a, "TRN-006", f"X-Request-ID {got!r}", f"the request's X-Request-ID {sent!r}")
+
+
+def _has_timing(a: Analysis) -> bool:
+    return chat_sse(a) and len(a.exchange.arrivals) > 0 and len(a.events) >= 8
+
+
+@check("TRN-007", when=(_has_timing,))
+def incremental_delivery(a: Analysis) -> Iterator[Finding]:
+    arrivals = a.exchange.arrivals
+    first_end, last_end = a.events[0].end, a.events[-1].end
+    first_read = next((i for i, (_, total) in enumerate(arrivals) if total >= first_end), None)
+    last_read = next((i for i, (_, total) in enumerate(arrivals) if total >= last_end), None)
+    if first_read is not None and first_read == last_read:
+        when = arrivals[first_read][0]
+        yield finding(a, "TRN-007", f"all {len(a.events)} events in one read at {when:.3f}s",
+                      "events written as they are generated", event=0,
+                      remedy="Flush each event; do not buffer the response (see also X-Accel-Buffering).")
+
+
+@check("TRN-008", when=(headers_known, lambda a: a.exchange.request_http_version == "HTTP/1.0"))
+def http10_framing(a: Analysis) -> Iterator[Finding]:
+    te = a.exchange.header("transfer-encoding")
+    if te is not None:
+        yield finding(a, "TRN-008", f"Transfer-Encoding {te!r} to an HTTP/1.0 request",
+                      "no Transfer-Encoding; a close-delimited or Content-Length body")
+
+
+@check("TRN-010", "TRN-011")
+def limits(a: Analysis) -> Iterator[Finding]:
+    aborted = a.exchange.observations.get("aborted")
+    if aborted in ABORTS_TIME:
+        yield finding(a, "TRN-010", f"the response was abandoned: {aborted}",
+                      "a complete response within the time limits", offset=len(a.exchange.body) or None)
+    if aborted in ABORTS_SIZE or a.wire_error is not None:
+        what = aborted or (a.wire_error.message if a.wire_error else "")
+        offset = a.wire_error.offset if a.wire_error else None
+        yield finding(a, "TRN-011", f"the response was abandoned: {what}",
+                      "a body within the byte and line caps", offset=offset)

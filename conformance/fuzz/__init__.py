@@ -1,0 +1,1 @@
+"""Hypothesis strategies and the fuzzers built on them."""

@@ -1,0 +1,154 @@
+"""Offline inspection: decode a captured stream and judge it with every rule.
+
+Reads a body captured with ``curl -sN`` (or ``curl -si``, headers first), an optional request JSON
+and an optional header block, and gives the events, the assembled message and the findings.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.checks import Finding, Verdict, evaluate, findings_of
+from conformance.exchange import Analysis, Exchange, analyze, detect_format
+from conformance.wire.ndjson import MISSING
+
+
+class InputError(Exception):
+    """Bad input to the command: one clear sentence for the user."""
+
+
+@dataclass
+class Inspection:
+    analysis: Analysis
+    verdicts: list[Verdict]
+
+    @property
+    def findings(self) -> list[Finding]:
+        return findings_of(self.verdicts)
+
+    @property
+    def must_failed(self) -> bool:
+        return any(f.level == "must" for f in self.findings)
+
+
+def parse_header_block(text: str) -> tuple[int | None, str, list[tuple[str, str]]]:
+    """Status, HTTP version and headers from a ``curl -si`` header block (the last block wins)."""
+    status: int | None = None
+    version = "HTTP/1.1"
+    headers: list[tuple[str, str]] = []
+    for line in text.replace("\r\n", "\n").split("\n"):
+        if line.startswith("HTTP/"):
+            parts = line.split()
+            version = parts[0]
+            status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+            headers = []
+        elif ":" in line:
+            name, _, value = line.partition(":")
+            headers.append((name.strip().lower(), value.strip()))
+    return status, version, headers
+
+
+def split_curl_i(data: bytes) -> tuple[str | None, bytes]:
+    """Split ``curl -si`` output into its header block(s) and the body."""
+    if not data.startswith(b"HTTP/"):
+        return None, data
+    rest = data
+    blocks = []
+    while rest.startswith(b"HTTP/"):
+        for sep in (b"\r\n\r\n", b"\n\n"):
+            at = rest.find(sep)
+            if at >= 0:
+                blocks.append(rest[:at].decode("latin-1"))
+                rest = rest[at + len(sep):]
+                break
+        else:
+            raise InputError("the file starts with an HTTP status line but its header block never ends")
+    return blocks[-1], rest
+
+
+def _read(path: Path, what: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the {what} file {str(path)!r}: {exc.strerror or exc}") from exc
+
+
+def _guess_path(body: bytes, fmt: str) -> str:
+    if fmt != "ndjson":
+        return "/v1/chat/completions"
+    return "/api/chat" if b'"message"' in body[:4096] else "/api/generate"
+
+
+def build_exchange(stream: Path, request: Path | None = None, headers: Path | None = None,
+                   path: str | None = None) -> Exchange:
+    """An ``Exchange`` from files on disk; raises ``InputError`` for anything unusable."""
+    header_text, body = split_curl_i(_read(stream, "stream"))
+    if headers is not None:
+        header_text = _read(headers, "headers").decode("latin-1")
+    req: Any = None
+    if request is not None:
+        try:
+            req = json.loads(_read(request, "request"))
+        except ValueError as exc:
+            raise InputError(f"the request file {str(request)!r} is not JSON: {exc}") from exc
+    status, version, header_list = parse_header_block(header_text) if header_text else (200, "HTTP/1.1", [])
+    observations = {} if header_text else {"headers_unknown": True}
+    probe = Exchange(body=body, headers=tuple(header_list))
+    fmt = detect_format(probe)
+    if fmt in ("empty", "text"):
+        raise InputError(f"{str(stream)!r} is not an SSE or NDJSON stream, nor a JSON body")
+    return Exchange(request=req, body=body, status=status, headers=tuple(header_list), http_version=version,
+                    path=path or _guess_path(body, fmt), observations=observations,
+                    request_headers=(), scenario="inspect")
+
+
+def inspect_exchange(exchange: Exchange, profile: str = "openai") -> Inspection:
+    analysis = analyze(exchange, profile)
+    return Inspection(analysis, evaluate(analysis))
+
+
+def events_json(a: Analysis) -> list[dict[str, Any]]:
+    if a.format == "ndjson":
+        return [{"index": ln.index, "offset": ln.offset, "value": None if ln.value is MISSING else ln.value,
+                 "error": ln.error, "partial": ln.partial} for ln in a.lines]
+    return [{"index": e.index, "offset": e.offset, "type": e.type, "data": e.data, "id": e.last_event_id}
+            for e in a.events]
+
+
+def assembled_json(a: Analysis) -> dict[str, Any]:
+    if a.format == "ndjson":
+        return ndjson_assembly(a)
+    return a.assembled.to_json()
+
+
+def ndjson_assembly(a: Analysis) -> dict[str, Any]:
+    """Ollama frames assembled into the same shape as a chat message."""
+    content, reasoning, finish, error, usage = "", "", None, None, None
+    for line in a.lines:
+        frame = line.value
+        if not isinstance(frame, dict):
+            continue
+        if "error" in frame:
+            error = {"message": str(frame["error"])}
+            continue
+        raw_message = frame.get("message")
+        message: dict[str, Any] = raw_message if isinstance(raw_message, dict) else {}
+        text = message.get("content", frame.get("response"))
+        content += text if isinstance(text, str) else ""
+        thinking = message.get("thinking", frame.get("thinking"))
+        reasoning += thinking if isinstance(thinking, str) else ""
+        if frame.get("done") is True:
+            finish = frame.get("done_reason")
+            if "eval_count" in frame:
+                usage = {"prompt_tokens": frame.get("prompt_eval_count"), "completion_tokens": frame.get("eval_count")}
+    return {"content": content, "reasoning": reasoning, "refusal": None, "tool_calls": [], "finish_reason": finish,
+            "usage": usage, "error": error}
+
+
+def to_json(result: Inspection) -> dict[str, Any]:
+    a = result.analysis
+    findings = [{k: v for k, v in f.to_json().items() if k != "excerpt"} for f in result.findings]
+    return {"events": events_json(a), "assembled": assembled_json(a), "findings": findings}

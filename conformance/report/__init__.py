@@ -1,0 +1,1 @@
+"""Renderers: pure functions over results (terminal, results.json, JUnit XML, Markdown, HTML)."""

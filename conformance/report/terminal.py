@@ -1,0 +1,51 @@
+"""Terminal output with rich."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from conformance.inspect import Inspection
+
+LEVEL_STYLE = {"must": "bold red", "should": "yellow", "advisory": "cyan"}
+
+
+def print_inspection(result: Inspection, console: Console | None = None) -> None:
+    """Events, the assembled message and the findings of an offline inspection."""
+    from conformance.inspect import assembled_json, events_json
+
+    out = console or Console(highlight=False)
+    a = result.analysis
+    events = events_json(a)
+    out.print(f"[bold]{a.format.upper()}[/bold] body, {len(a.exchange.body)} bytes, {len(events)} events "
+              f"(profile {a.profile.name})")
+    table = Table(show_header=True, header_style="bold", box=None)
+    for name in ("#", "offset", "type", "data"):
+        table.add_column(name, overflow="fold" if name == "data" else "ellipsis")
+    for event in events[:200]:
+        data = event.get("data", json.dumps(event.get("value"), ensure_ascii=False))
+        table.add_row(str(event["index"]), str(event["offset"]), str(event.get("type", "line")),
+                      str(data)[:160])
+    if len(events) > 200:
+        table.add_row("…", "", "", f"{len(events) - 200} more")
+    out.print(table)
+    out.print("[bold]Assembled[/bold]")
+    out.print_json(json.dumps(assembled_json(a), ensure_ascii=False))
+    findings = result.findings
+    if not findings:
+        out.print("[bold green]No findings.[/bold green]")
+        return
+    out.print(f"[bold]Findings ({len(findings)})[/bold]")
+    for f in findings:
+        where = []
+        if f.event_index is not None:
+            where.append(f"event {f.event_index}")
+        if f.byte_offset is not None:
+            where.append(f"byte {f.byte_offset}")
+        style = LEVEL_STYLE.get(f.level, "")
+        out.print(f"[{style}]{f.level:8}[/{style}] {f.rule} ({f.category}) {', '.join(where)}")
+        out.print(f"         {f.message}", markup=False)

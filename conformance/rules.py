@@ -1,0 +1,289 @@
+"""The rulebook, as data. Every check, the CLI's rule selection and the docs table come from here.
+
+Ids are stable: never renumber a rule, retire it instead. ``source`` names a seed document in
+../shared/seeds/ and its section, the WHATWG standard, an RFC, or the public OpenAI API reference;
+``refs`` names rows of ../shared/docs/DEVIATIONS.md that show servers getting it wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CATEGORIES = (
+    "transport", "framing", "chunks", "finish", "usage", "tools", "reasoning", "structured",
+    "errors", "cancellation", "models", "ollama",
+)
+LEVELS = ("must", "should", "advisory")
+APPLIES = ("stream", "non-stream", "both")
+
+AFM = "000_9adc55f728b3a6e5.txt"
+STRICT = "001_b86e68556766b6cb.txt"
+NPU = "002_018dc7b61835a212.txt"
+WIRE = "003_b25f797ba83b2388.txt"
+WHATWG = "WHATWG HTML §9.2.6 Parsing an event stream"
+OPENAI = "OpenAI API reference: Chat Completions"
+OPENAI_STREAM = "OpenAI API reference: Chat Completions streaming events"
+OPENAI_MODELS = "OpenAI API reference: Models"
+RFC9112 = "RFC 9112 §6"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One checkable fact."""
+
+    id: str
+    title: str
+    category: str
+    level: str
+    applies: str
+    source: str
+    refs: tuple[str, ...] = ()
+
+
+def _r(id: str, category: str, level: str, applies: str, title: str, source: str,
+       *refs: str) -> Rule:
+    return Rule(id, title, category, level, applies, source, refs)
+
+
+RULES: tuple[Rule, ...] = (
+    # transport
+    _r("TRN-001", "transport", "must", "stream", "A successful stream is served as text/event-stream",
+       f"{WIRE} §5; {NPU} §1; {AFM} headers", "A24", "A25", "A40"),
+    _r("TRN-002", "transport", "must", "non-stream", "A non-stream response is served as application/json",
+       OPENAI, "A39"),
+    _r("TRN-003", "transport", "should", "stream", "The stream carries Cache-Control: no-cache",
+       f"{AFM} headers"),
+    _r("TRN-004", "transport", "advisory", "stream", "The stream carries X-Accel-Buffering: no",
+       f"{AFM} headers", "A30", "A31", "A32"),
+    _r("TRN-005", "transport", "should", "stream", "The event stream is not compressed (no Content-Encoding)",
+       f"{AFM} headers (forward events immediately)", "A34"),
+    _r("TRN-006", "transport", "should", "both", "A request's X-Request-ID is echoed in the response",
+       f"{AFM} headers; {NPU} headers"),
+    _r("TRN-007", "transport", "must", "stream", "Events are delivered incrementally, not buffered to the end",
+       f"{AFM} headers; {NPU} §1 (a true StreamingResponse)", "F44", "A32"),
+    _r("TRN-008", "transport", "must", "both", "An HTTP/1.0 request gets no Transfer-Encoding",
+       f"{RFC9112}.1", "A35"),
+    _r("TRN-009", "transport", "must", "non-stream", "A request without stream: true is not answered with a stream",
+       OPENAI, "A28"),
+    _r("TRN-010", "transport", "must", "both",
+       "The response completes within the time limits (first byte, between events, total)",
+       f"{WIRE} §5 (do not wait for a stalled body)", "A36"),
+    _r("TRN-011", "transport", "must", "both", "The response stays within the byte and line-length caps",
+       f"{WIRE} §3.1", "A36"),
+    _r("TRN-012", "transport", "should", "stream", "The Content-Type of a stream names no charset other than UTF-8",
+       WHATWG),
+    # framing
+    _r("SSE-001", "framing", "must", "stream", "The event stream is valid UTF-8", f"{WHATWG}; {WIRE} §3.1", "B8"),
+    _r("SSE-002", "framing", "must", "stream", "The stream ends with a data: [DONE] event",
+       f"{WIRE} §3.1; {AFM} lifecycle; {NPU} §1", "A1", "A2", "A4", "A5"),
+    _r("SSE-003", "framing", "must", "stream", "No event follows data: [DONE]", f"{AFM} lifecycle; {WIRE} §3.1"),
+    _r("SSE-004", "framing", "should", "stream", "No bytes other than the closing blank line follow [DONE]",
+       f"{AFM} lifecycle (the HTTP body then closes)"),
+    _r("SSE-005", "framing", "must", "stream", "The last event is terminated by a blank line",
+       WHATWG, "A8"),
+    _r("SSE-006", "framing", "must", "stream", "Every data payload is JSON or [DONE]", f"{WIRE} §3.2; {NPU} §1", "A20", "A9"),
+    _r("SSE-007", "framing", "must", "stream", "Every line is a known field (data, event, id, retry) or a comment",
+       f"{WHATWG}; {WIRE} §3.1", "A6", "A9", "A10"),
+    _r("SSE-008", "framing", "must", "stream", "Event types are only message or error",
+       f"{WIRE} §3.1 (other event types are not part of this protocol)", "A5"),
+    _r("SSE-009", "framing", "advisory", "stream", "Comment lines (keep-alives) break some clients",
+       f"{WIRE} §3.1", "A14", "A15", "A16", "A21"),
+    _r("SSE-010", "framing", "advisory", "stream", "data: without a space breaks some clients",
+       f"{WIRE} §3.1", "A9"),
+    _r("SSE-011", "framing", "advisory", "stream", "CR or CRLF line ends break some clients",
+       f"{WIRE} §3.1", "A21", "A22"),
+    _r("SSE-012", "framing", "advisory", "stream", "id: and retry: fields break some clients",
+       f"{WIRE} §3.1", "A18"),
+    _r("SSE-013", "framing", "advisory", "stream", "A byte-order mark at the start breaks some clients", WHATWG),
+    _r("SSE-014", "framing", "advisory", "stream", "A payload split over several data: lines breaks some clients",
+       f"{WHATWG}; {WIRE} §3.1", "A9", "A12"),
+    _r("SSE-015", "framing", "should", "stream", "retry: carries only ASCII digits", WHATWG),
+    _r("SSE-016", "framing", "should", "stream", "One line-ending style throughout the stream", f"{WIRE} §3.1", "A21"),
+    # chunks
+    _r("CHK-001", "chunks", "must", "stream", "Every chunk is a JSON object with a choices array",
+       f"{WIRE} §3.2; {OPENAI_STREAM}", "H4"),
+    _r("CHK-002", "chunks", "must", "both", "object is chat.completion.chunk (stream) or chat.completion",
+       OPENAI_STREAM, "C1", "C2", "C4", "C6"),
+    _r("CHK-003", "chunks", "must", "stream", "id is a non-empty string, the same on every chunk",
+       f"{WIRE} §3.2", "C10", "C11", "C12", "C15", "C16"),
+    _r("CHK-004", "chunks", "must", "stream", "model is a non-empty string, the same on every chunk",
+       f"{WIRE} §3.2", "C6"),
+    _r("CHK-005", "chunks", "must", "both", "created is an integer, the same on every chunk",
+       OPENAI_STREAM, "C14", "C20", "C21"),
+    _r("CHK-006", "chunks", "must", "both", "created is in seconds, not milliseconds", OPENAI_STREAM, "C18", "C19"),
+    _r("CHK-007", "chunks", "must", "both", "Each choice has an integer index, as many choices as n asks, from 0",
+       f"{WIRE} §3.2 (with n: 1 exactly one choice, index 0)", "I4", "C34", "D18"),
+    _r("CHK-008", "chunks", "must", "stream", "Each choice carries a delta object", OPENAI_STREAM, "C8", "C9", "C35"),
+    _r("CHK-009", "chunks", "must", "stream", "role appears once per choice, on its first delta, and is assistant",
+       f"{WIRE} §3.2", "A5", "C25", "C26", "C28", "C29"),
+    _r("CHK-010", "chunks", "should", "stream", "The first delta of each choice carries role: assistant",
+       f"{AFM} lifecycle; {WIRE} §3.2", "C30", "C31", "C32"),
+    _r("CHK-011", "chunks", "must", "both", "content, refusal and reasoning are strings or null",
+       f"{WIRE} §3.2", "F38"),
+    _r("CHK-012", "chunks", "should", "stream", "Deltas carry only new text, not the text so far",
+       f"{AFM} lifecycle (append content)", "A38"),
+    _r("CHK-013", "chunks", "should", "both", "Text carries no U+FFFD from a split multi-byte character",
+       f"{WIRE} §3.1", "B1", "B2", "B4", "B5", "B6"),
+    _r("CHK-014", "chunks", "must", "stream", "choices is empty only on the usage chunk",
+       f"{WIRE} §3.4", "C19"),
+    _r("CHK-015", "chunks", "advisory", "stream", "Unknown top-level chunk keys", f"{WIRE} §3.2", "F42"),
+    _r("CHK-016", "chunks", "advisory", "stream", "Empty keep-alive chunks (no delta, no finish) break some clients",
+       f"{WIRE} §3.2", "A19"),
+    _r("CHK-017", "chunks", "should", "both", "The response names the model that was requested",
+       f"{WIRE} §2.1 (exact model ID as the server lists it)", "H15"),
+    _r("CHK-018", "chunks", "must", "both", "A refusal comes with null content",
+       f"{WIRE} §3.2 (refusal in place of content)"),
+    _r("CHK-019", "chunks", "must", "non-stream", "A non-stream choice carries a message with role assistant",
+       OPENAI),
+    # finish
+    _r("FIN-001", "finish", "must", "both", "Every choice ends with exactly one non-null finish_reason",
+       f"{WIRE} §3.2; {AFM} lifecycle", "D5", "D6", "D8", "D10", "D16"),
+    _r("FIN-002", "finish", "must", "both", "finish_reason is stop, length, tool_calls, content_filter or function_call",
+       f"{WIRE} §3.2", "D1", "D2", "D11", "D12", "D14", "D15", "H5"),
+    _r("FIN-003", "finish", "must", "stream", "Nothing follows the finish of a choice but usage and [DONE]",
+       f"{AFM} lifecycle; {WIRE} §3.2", "D16", "D18", "D26"),
+    _r("FIN-004", "finish", "advisory", "stream", "The finish chunk carries an empty delta",
+       f"{AFM} lifecycle; {NPU} §1", "D19"),
+    _r("FIN-005", "finish", "must", "stream", "Every choice carries the finish_reason key (null until the last)",
+       OPENAI_STREAM, "D4"),
+    _r("FIN-006", "finish", "must", "both", "completion_tokens does not exceed max_tokens",
+       f"{WIRE} §2.1 (output cap)", "I4"),
+    _r("FIN-007", "finish", "must", "both", "Output cut by max_tokens finishes with length",
+       f"{NPU} §2; {WIRE} §3.2", "D20", "D21", "D22", "D24"),
+    _r("FIN-008", "finish", "must", "both", "The answer does not contain a stop sequence", OPENAI, "I4", "D25"),
+    _r("FIN-009", "finish", "should", "both", "An ordinary answer to a plain prompt is not empty",
+       f"{AFM} lifecycle"),
+    # usage
+    _r("USG-001", "usage", "must", "stream", "No usage chunk unless stream_options.include_usage asks",
+       f"{WIRE} §3.4", "E1", "E2", "E4", "E6"),
+    _r("USG-002", "usage", "must", "stream", "With include_usage, a usage chunk arrives before [DONE]",
+       f"{WIRE} §3.4; {AFM} lifecycle", "E12", "E14", "E15", "E16"),
+    _r("USG-003", "usage", "must", "stream", "The usage chunk comes after the last finish_reason",
+       f"{WIRE} §3.4"),
+    _r("USG-004", "usage", "must", "stream", "Usage is reported once", f"{WIRE} §3.4", "E8", "E9"),
+    _r("USG-005", "usage", "must", "stream", "The usage chunk has an empty choices array", f"{WIRE} §3.4; {AFM} lifecycle",
+       "E18", "E19", "E20"),
+    _r("USG-006", "usage", "must", "both", "Token counts are non-negative integers and total = prompt + completion",
+       f"{WIRE} §3.4"),
+    _r("USG-007", "usage", "should", "stream", "Other chunks carry no usage, or usage: null", OPENAI_STREAM, "E8", "E10"),
+    _r("USG-008", "usage", "should", "non-stream", "A non-stream response carries usage", OPENAI),
+    _r("USG-009", "usage", "should", "both", "Token details are within the totals (reasoning_tokens, cached_tokens)",
+       f"{WIRE} §3.4; {STRICT} prompt reuse"),
+    _r("USG-010", "usage", "should", "both", "An answer with text reports completion_tokens > 0", f"{WIRE} §3.4"),
+    # tools
+    _r("TOOL-001", "tools", "must", "stream", "tool_calls is an array whose pieces carry an integer index",
+       f"{WIRE} §3.3; {AFM} tool calls", "F18", "F19", "F20"),
+    _r("TOOL-002", "tools", "must", "both", "Tool-call indices are contiguous from 0", f"{WIRE} §3.3",
+       "F21", "F22", "F25", "F28"),
+    _r("TOOL-003", "tools", "must", "both", "Every call has a non-empty string id", f"{WIRE} §3.3", "F34", "F35", "F36"),
+    _r("TOOL-004", "tools", "must", "both", "Tool-call ids are unique", f"{WIRE} §3.3", "F29", "F30"),
+    _r("TOOL-005", "tools", "must", "both", "Every call has type function", f"{AFM} tool calls; {WIRE} §2.2"),
+    _r("TOOL-006", "tools", "must", "both", "Every call names one of the offered tools", f"{WIRE} §3.3", "F31"),
+    _r("TOOL-007", "tools", "must", "both", "arguments is a string, sent as string fragments", f"{WIRE} §2.2", "F38", "F39"),
+    _r("TOOL-008", "tools", "must", "both", "Each call's arguments parse as a JSON object once complete",
+       f"{AFM} tool calls; {WIRE} §3.3", "F41"),
+    _r("TOOL-009", "tools", "should", "both", "Arguments match the tool's parameter schema", f"{WIRE} §2.4"),
+    _r("TOOL-010", "tools", "must", "both", "No tool-call markup leaks into content", f"{WIRE} §3.3",
+       "F10", "F12", "F14", "F15", "F16"),
+    _r("TOOL-011", "tools", "must", "both", "tool_choice none gets no call", f"{WIRE} §2.4"),
+    _r("TOOL-012", "tools", "must", "both", "tool_choice required gets at least one call", f"{WIRE} §2.4"),
+    _r("TOOL-013", "tools", "must", "both", "A named tool_choice gets a call of that tool only", f"{WIRE} §2.4"),
+    _r("TOOL-014", "tools", "must", "both", "parallel_tool_calls false gets at most one call", f"{AFM} tool calls", "F41"),
+    _r("TOOL-015", "tools", "must", "stream", "A later piece of a call does not change its id or type",
+       f"{AFM} tool calls (keep the first non-null id)", "F26", "F29"),
+    _r("TOOL-016", "tools", "must", "both", "finish_reason is tool_calls exactly when there are calls (or length)",
+       f"{WIRE} §3.3", "F1", "F5", "F6", "F8", "F11"),
+    _r("TOOL-017", "tools", "advisory", "stream", "A whole tool call in one delta defeats progress UIs",
+       f"{WIRE} §3.3", "F40"),
+    # reasoning
+    _r("RSN-001", "reasoning", "advisory", "both", "Reasoning inline as <think> in content", f"{WIRE} §4", "G11"),
+    _r("RSN-002", "reasoning", "advisory", "both", "Reasoning in reasoning rather than reasoning_content",
+       f"{WIRE} §4", "G4", "G5"),
+    _r("RSN-003", "reasoning", "must", "both", "Inline think markers are balanced", f"{WIRE} §4", "G2"),
+    _r("RSN-004", "reasoning", "must", "both", "Separated reasoning leaves no think markup in content",
+       f"{AFM} reasoning (keep them as distinct channels)", "G9", "G10"),
+    _r("RSN-005", "reasoning", "should", "both", "reasoning_effort other than none yields reasoning",
+       f"{WIRE} §2.1; {AFM} reasoning"),
+    _r("RSN-006", "reasoning", "should", "both", "reasoning_effort none yields no reasoning", f"{WIRE} §2.6"),
+    _r("RSN-007", "reasoning", "should", "stream", "Reasoning comes before the answer", f"{AFM} lifecycle"),
+    # structured
+    _r("STR-001", "structured", "must", "both", "json_object gets content that parses as a JSON object", f"{WIRE} §2.6"),
+    _r("STR-002", "structured", "must", "both", "Structured content is not fenced in markdown", f"{AFM} structured output"),
+    _r("STR-003", "structured", "must", "both", "json_schema with strict gets content that matches the schema",
+       f"{WIRE} §2.6"),
+    _r("STR-004", "structured", "should", "both", "json_schema without strict gets content that matches the schema",
+       f"{WIRE} §2.6"),
+    _r("STR-005", "structured", "should", "both", "Structured output arrives as content, not as reasoning",
+       f"{WIRE} §2.6 (LM Studio #1773)"),
+    # errors
+    _r("ERR-001", "errors", "must", "both", "An error response is a JSON object with an error object",
+       f"{WIRE} §5; {STRICT} supported API", "H9", "H19", "H20", "H25"),
+    _r("ERR-002", "errors", "must", "both", "error.message is a non-empty string", f"{WIRE} §5", "H10"),
+    _r("ERR-003", "errors", "should", "both", "The error object carries type, param and code", f"{STRICT} supported API"),
+    _r("ERR-004", "errors", "must", "both", "An error response is served as application/json", f"{WIRE} §5", "H21", "H26"),
+    _r("ERR-005", "errors", "must", "both", "Bad input never gets a 5xx", f"{WIRE} §5", "H10", "H11", "H12"),
+    _r("ERR-006", "errors", "must", "both", "Bad input is not accepted with a 2xx", f"{STRICT} supported API", "I5"),
+    _r("ERR-007", "errors", "must", "stream", "A streamed request is refused before the stream, with a 4xx",
+       f"{AFM} mid-stream failure; {WIRE} §5", "H1", "H2", "A11", "H14"),
+    _r("ERR-008", "errors", "should", "stream", "An in-stream error is data: {\"error\": {...}}",
+       f"{WIRE} §3.5; {NPU} §1", "A10", "H5", "H6"),
+    _r("ERR-009", "errors", "must", "stream", "Nothing but [DONE] follows an in-stream error",
+       f"{WIRE} §3.5; {NPU} §1; {AFM} mid-stream failure"),
+    _r("ERR-010", "errors", "must", "stream", "A stream that reports an error does not also finish as a success",
+       f"{NPU} §1 (stop without a success terminator)"),
+    _r("ERR-011", "errors", "should", "both", "A prompt beyond the context gets code context_length_exceeded",
+       f"{WIRE} §5; {STRICT} images", "H8", "H14"),
+    _r("ERR-012", "errors", "must", "both", "An unknown model gets 404 (model_not_found)", f"{WIRE} §2.1", "H15"),
+    _r("ERR-013", "errors", "should", "both", "An unknown top-level field gets 400 unknown_parameter naming it",
+       f"{STRICT} supported API", "I5", "I6", "I9"),
+    _r("ERR-014", "errors", "should", "both", "429 carries Retry-After", f"{WIRE} §5; {STRICT} start"),
+    _r("ERR-015", "errors", "should", "both", "An oversized body gets 413", f"{STRICT} images"),
+    _r("ERR-016", "errors", "must", "both", "The server still answers after a bad request", f"{STRICT} start"),
+    # cancellation
+    _r("CAN-001", "cancellation", "must", "stream", "A disconnect frees the generation",
+       f"{NPU} cancellation", "J1", "J2", "J5", "J8", "J14"),
+    _r("CAN-002", "cancellation", "must", "both", "The cancel endpoint answers 200 cancelled: true for a live stream",
+       f"{AFM} cancellation", "J9", "J10"),
+    _r("CAN-003", "cancellation", "must", "stream", "A cancelled stream ends with finish_reason cancelled, then [DONE]",
+       f"{AFM} cancellation"),
+    _r("CAN-004", "cancellation", "must", "both", "The cancel endpoint answers 404 cancelled: false for an unknown id",
+       f"{AFM} cancellation"),
+    _r("CAN-005", "cancellation", "must", "stream", "A disconnect does not disturb another client's stream",
+       f"{NPU} cancellation", "J4"),
+    # models
+    _r("MOD-001", "models", "must", "non-stream", "GET /v1/models answers 200 with JSON",
+       f"{WIRE} §1; {STRICT} supported API", "K6"),
+    _r("MOD-002", "models", "must", "non-stream", "The model list is {object: list, data: [...]}",
+       f"{WIRE} §6; {OPENAI_MODELS}", "K1", "K2"),
+    _r("MOD-003", "models", "must", "non-stream", "Every listed model has a non-empty string id", f"{WIRE} §6"),
+    _r("MOD-004", "models", "should", "non-stream", "Every listed model has object, created and owned_by",
+       OPENAI_MODELS, "K4", "K5"),
+    _r("MOD-005", "models", "should", "non-stream", "Listed ids are unique", f"{WIRE} §6"),
+    # ollama
+    _r("OLL-001", "ollama", "should", "stream", "An Ollama stream is served as application/x-ndjson", f"{NPU} §2", "L1"),
+    _r("OLL-002", "ollama", "must", "stream", "Every line is one JSON object, ended by a newline", f"{NPU} §2"),
+    _r("OLL-003", "ollama", "must", "stream", "The stream ends with a done: true frame or an error frame",
+       f"{NPU} §2", "L4", "L5", "L8"),
+    _r("OLL-004", "ollama", "must", "stream", "The done frame carries done_reason stop or length", f"{NPU} §2", "L4"),
+    _r("OLL-005", "ollama", "must", "stream", "Nothing follows the done or error frame", f"{NPU} §2"),
+    _r("OLL-006", "ollama", "should", "stream", "Frames before the last carry done: false", f"{NPU} §2", "L5"),
+    _r("OLL-007", "ollama", "must", "stream",
+       "Frames have the endpoint's shape (message for /api/chat, response for /api/generate)",
+       f"{NPU} §2", "L6"),
+    _r("OLL-008", "ollama", "should", "stream", "Every frame names the same model", f"{NPU} §2"),
+    _r("OLL-009", "ollama", "should", "non-stream", "GET /api/tags lists models with a name", f"{NPU} §2"),
+)
+
+RULES_BY_ID: dict[str, Rule] = {rule.id: rule for rule in RULES}
+
+
+def rule(rule_id: str) -> Rule:
+    """The rule with this id; ``KeyError`` if there is none."""
+    return RULES_BY_ID[rule_id]
+
+
+def select(categories: tuple[str, ...] = (), ids: tuple[str, ...] = ()) -> tuple[Rule, ...]:
+    """Rules in any of the categories or with any of the ids; all rules when both are empty."""
+    if not categories and not ids:
+        return RULES
+    return tuple(r for r in RULES if r.category in categories or r.id in ids)

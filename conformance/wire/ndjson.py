@@ -1,0 +1,123 @@
+"""A sans-I/O decoder for newline-delimited JSON (Ollama's ``application/x-ndjson``).
+
+Invariant: any sequence of bytes, fed in any chunking, yields ``NDJSONLine`` objects or raises
+``WireError``; never another exception.
+
+Theory of operation: a line ends at LF (a CR before it is dropped and counted). Each non-blank
+line is one JSON value; a line that is not valid UTF-8 or not valid JSON is still an event, with
+``error`` set, so the rules can judge it. A last line with no LF is reported in ``tail``; the
+Ollama reader of ../shared/seeds/002 parses it anyway, so it is also decoded, marked partial.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.wire.errors import WireError
+from conformance.wire.sse import DEFAULT_MAX_LINE
+
+
+class _Missing:
+    """Sentinel for "no JSON value": the line was not valid JSON."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+@dataclass(frozen=True, slots=True)
+class NDJSONLine:
+    """One line: its JSON value (or ``MISSING`` with ``error`` set) and where it lies."""
+
+    index: int
+    offset: int
+    end: int
+    text: str
+    value: Any
+    error: str | None = None
+    partial: bool = False
+
+
+class NDJSONDecoder:
+    """Feed bytes with ``feed``; call ``close`` at end of stream. Both return complete lines."""
+
+    def __init__(self, max_line: int = DEFAULT_MAX_LINE) -> None:
+        self._max_line = max_line
+        self._buf = b""
+        self._start = 0
+        self._count = 0
+        self._closed = False
+        self.crlf = 0
+        self.blank_lines = 0
+        self.invalid_utf8: list[int] = []
+        self.tail_offset: int | None = None
+        self.total_bytes = 0
+
+    def feed(self, data: bytes) -> list[NDJSONLine]:
+        """Decode more bytes; returns the lines completed by them."""
+        if self._closed:
+            raise WireError("bytes fed after the end of the stream", self.total_bytes)
+        self.total_bytes += len(data)
+        buf = self._buf + data if self._buf else data
+        parts = buf.split(b"\n")
+        rest = parts.pop()
+        out: list[NDJSONLine] = []
+        pos = self._start
+        for raw in parts:
+            out += self._line(raw, pos, pos + len(raw) + 1, partial=False)
+            pos += len(raw) + 1
+        if len(rest) > self._max_line:
+            raise WireError(f"a line longer than {self._max_line} bytes", pos)
+        self._start = pos
+        self._buf = rest
+        return out
+
+    def close(self) -> list[NDJSONLine]:
+        """End of stream: a last line without LF is reported as partial."""
+        if self._closed:
+            return []
+        self._closed = True
+        rest, self._buf = self._buf, b""
+        if not rest:
+            return []
+        self.tail_offset = self._start
+        return self._line(rest, self._start, self._start + len(rest), partial=True)
+
+    def _line(self, raw: bytes, offset: int, end: int, partial: bool) -> list[NDJSONLine]:
+        if raw.endswith(b"\r"):
+            self.crlf += 1
+            raw = raw[:-1]
+        if not raw.strip():
+            self.blank_lines += 1
+            return []
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self.invalid_utf8.append(offset + exc.start)
+            text = raw.decode("utf-8", errors="replace")
+        value: Any = MISSING
+        error: str | None = None
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            error = f"not JSON: {exc}"[:200]
+        line = NDJSONLine(self._count, offset, end, text, value, error, partial)
+        self._count += 1
+        return [line]
+
+
+def decode_ndjson(body: bytes, cuts: list[int] | None = None) -> tuple[list[NDJSONLine], NDJSONDecoder]:
+    """Decode a whole body, optionally fed in pieces cut at the given offsets."""
+    decoder = NDJSONDecoder()
+    lines: list[NDJSONLine] = []
+    prev = 0
+    for cut in cuts or ():
+        lines += decoder.feed(body[prev:cut])
+        prev = cut
+    lines += decoder.feed(body[prev:])
+    lines += decoder.close()
+    return lines, decoder

@@ -1,0 +1,88 @@
+"""`conformance inspect` and `conformance rules` from the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from conformance.cli import cli
+from conformance.fixtures import FIXTURES_DIR
+
+SEEDS = FIXTURES_DIR / "seeds"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_json_format_has_the_contract_keys() -> None:
+    code, out, _ = run("inspect", str(SEEDS / "interleaved-two-calls.sse"), "--format", "json")
+    doc = json.loads(out)
+    assert set(doc) == {"events", "assembled", "findings"}
+    assert set(doc["assembled"]) >= {"content", "reasoning", "refusal", "tool_calls", "finish_reason", "usage", "error"}
+    assert doc["assembled"]["tool_calls"][0] == {"index": 0, "id": "call-a", "type": "function", "name": "lookup",
+                                                  "arguments": '{"value":1}'}
+    assert {f["rule"] for f in doc["findings"]} == {"CHK-002", "CHK-005"}
+    assert set(doc["findings"][0]) == {"rule", "category", "level", "message", "event_index", "byte_offset"}
+    assert code == 1
+
+
+def test_clean_stream_exits_zero(tmp_path: Path) -> None:
+    body = (FIXTURES_DIR / "conformant" / "plain-stream.sse").read_bytes()
+    capture = tmp_path / "c.txt"
+    capture.write_bytes(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
+                        b"x-accel-buffering: no\r\n\r\n" + body)
+    code, out, _ = run("inspect", str(capture))
+    assert code == 0 and "No findings." in out
+
+
+def test_headers_file_is_read(tmp_path: Path) -> None:
+    headers = tmp_path / "h.txt"
+    headers.write_text("HTTP/1.1 200 OK\ncontent-type: application/json\n")
+    code, out, _ = run("inspect", str(FIXTURES_DIR / "conformant" / "plain-stream.sse"), "--headers", str(headers),
+                       "--format", "json")
+    assert "TRN-001" in {f["rule"] for f in json.loads(out)["findings"]} and code == 1
+
+
+def test_request_file_enables_request_rules(tmp_path: Path) -> None:
+    request = tmp_path / "r.json"
+    request.write_text(json.dumps({"model": "ref-model", "messages": [], "stream": True, "stop": [" café"]}))
+    code, out, _ = run("inspect", str(FIXTURES_DIR / "conformant" / "plain-stream.sse"), "--request", str(request),
+                       "--format", "json")
+    assert "FIN-008" in {f["rule"] for f in json.loads(out)["findings"]} and code == 1
+
+
+def test_ndjson_is_detected() -> None:
+    code, out, _ = run("inspect", str(SEEDS / "ollama-chat.ndjson"), "--format", "json")
+    doc = json.loads(out)
+    assert doc["assembled"]["content"] == "Hello world" and doc["assembled"]["finish_reason"] == "stop"
+    assert code == 0
+
+
+def test_missing_file_is_one_sentence_and_exit_2() -> None:
+    code, out, err = run("inspect", "/no/such/file.sse")
+    assert code == 2 and err.count("\n") == 1 and "cannot read" in err and "Traceback" not in err + out
+
+
+def test_not_a_stream_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "x.txt"
+    path.write_text("hello\n")
+    code, _, err = run("inspect", str(path))
+    assert code == 2 and "not an SSE or NDJSON stream" in err
+
+
+def test_bad_request_json_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    path.write_text("{nope")
+    code, _, err = run("inspect", str(SEEDS / "ollama-chat.ndjson"), "--request", str(path))
+    assert code == 2 and "is not JSON" in err
+
+
+def test_rules_formats() -> None:
+    code, out, _ = run("rules", "--format", "json")
+    assert code == 0 and len(json.loads(out)) >= 90
+    code, out, _ = run("rules", "--format", "md")
+    assert code == 0 and out.startswith("# The rulebook")

@@ -1,0 +1,73 @@
+"""The rulebook is well-formed data, and every rule is checked, passed and failed by a fixture."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conformance import rulebook
+from conformance.checks import CHECKS, _load, evaluate
+from conformance.exchange import analyze
+from conformance.fixtures import load_all
+from conformance.rules import APPLIES, CATEGORIES, LEVELS, RULES, select
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+SEED_FILES = ("000_9adc55f728b3a6e5.txt", "001_b86e68556766b6cb.txt", "002_018dc7b61835a212.txt",
+              "003_b25f797ba83b2388.txt")
+
+
+def test_at_least_ninety_rules_with_unique_ids() -> None:
+    ids = [r.id for r in RULES]
+    assert len(ids) >= 90 and len(set(ids)) == len(ids)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
+def test_rule_fields(rule: object) -> None:
+    assert re.fullmatch(r"[A-Z]{3,4}-\d{3}", rule.id)  # type: ignore[attr-defined]
+    assert rule.category in CATEGORIES and rule.level in LEVELS and rule.applies in APPLIES  # type: ignore[attr-defined]
+    source = rule.source  # type: ignore[attr-defined]
+    assert any(s in source for s in (*SEED_FILES, "WHATWG", "OpenAI API reference", "RFC 9112"))
+
+
+def test_every_category_has_rules() -> None:
+    assert {r.category for r in RULES} == set(CATEGORIES)
+
+
+@pytest.mark.skipif(not (SHARED / "docs" / "DEVIATIONS.md").exists(), reason="shared/ is not beside the repo")
+def test_deviation_refs_exist() -> None:
+    text = (SHARED / "docs" / "DEVIATIONS.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| ([A-L]\d+) \|", text, re.M))
+    assert [(r.id, ref) for r in RULES for ref in r.refs if ref not in rows] == []
+
+
+def test_every_rule_has_a_check() -> None:
+    _load()
+    covered = {r for c in CHECKS for r in c.rules}
+    assert [r.id for r in RULES if r.id not in covered] == []
+
+
+def test_every_rule_passes_and_fails_on_some_fixture() -> None:
+    passed: set[str] = set()
+    failed: set[str] = set()
+    for fx in load_all():
+        for verdict in evaluate(analyze(fx.exchange, fx.profile)):
+            {"passed": passed, "failed": failed}.get(verdict.outcome, set()).add(verdict.rule.id)
+    assert [r.id for r in RULES if r.id not in passed] == []
+    assert [r.id for r in RULES if r.id not in failed] == []
+
+
+def test_select_by_category_and_id() -> None:
+    chosen = select(("usage",), ("SSE-002",))
+    assert {r.category for r in chosen} == {"usage", "framing"} and "SSE-002" in {r.id for r in chosen}
+
+
+def test_markdown_table_lists_every_rule() -> None:
+    md = rulebook.markdown()
+    assert all(f"| {r.id} |" in md for r in RULES)
+
+
+def test_docs_table_is_current() -> None:
+    docs = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
+    assert docs.read_text(encoding="utf-8") == rulebook.markdown() + "\n", "run: conformance rules --format md > docs/rules.md"

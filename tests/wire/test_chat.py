@@ -1,0 +1,114 @@
+"""Chunk classification and assembly: reasoning carriers, split think markers, tool calls by index."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conformance.wire.chat import Assembler, ThinkSplitter, assemble_body, assemble_events, classify
+from conformance.wire.sse import decode_sse
+
+
+def stream(*payloads: object) -> bytes:
+    return b"".join(f"data: {p if isinstance(p, str) else json.dumps(p)}\n\n".encode() for p in payloads)
+
+
+def chunk(delta: dict[str, object], finish: str | None = None) -> dict[str, object]:
+    return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def assemble(*payloads: object) -> dict[str, object]:
+    events, _ = decode_sse(stream(*payloads))
+    return assemble_events(events)[1].to_json()
+
+
+THINK = [
+    ("split-markers", ["a<thi", "nk>b</think>c"], "ac", "b"),
+    ("unfinished-marker-is-text", ["done<thi"], "done<thi", ""),
+    ("close-split", ["<think>x</th", "ink>y"], "y", "x"),
+    ("lone-angle", ["a < b"], "a < b", ""),
+    ("one-char-pieces", list("<think>r</think>t"), "t", "r"),
+    ("unclosed-think-stays-reasoning", ["<think>still"], "", "still"),
+]
+
+
+@pytest.mark.parametrize(("pieces", "answer", "reasoning"), [c[1:] for c in THINK], ids=[c[0] for c in THINK])
+def test_think_splitting(pieces: list[str], answer: str, reasoning: str) -> None:
+    got = assemble(*(chunk({"content": p}) for p in pieces))
+    assert (got["content"], got["reasoning"]) == (answer, reasoning)
+
+
+def test_three_reasoning_carriers_in_order() -> None:
+    got = assemble(chunk({"reasoning_content": "a"}), chunk({"reasoning": "b"}), chunk({"content": "<think>c</think>d"}))
+    assert (got["reasoning"], got["content"]) == ("abc", "d")
+
+
+def test_think_splitter_feed_close() -> None:
+    splitter = ThinkSplitter()
+    splitter.feed("x</think>")
+    splitter.close()
+    assert splitter.parts == [(False, "x</think>")]
+
+
+def test_tool_calls_merge_by_index_keeping_first_id() -> None:
+    got = assemble(
+        chunk({"tool_calls": [{"index": 1, "id": "b", "type": "function", "function": {"name": "f", "arguments": "{"}},
+                              {"index": 0, "id": "a", "type": "function", "function": {"name": "lo", "arguments": ""}}]}),
+        chunk({"tool_calls": [{"index": 0, "id": "zzz", "function": {"name": "ok", "arguments": "{}"}},
+                              {"index": 1, "function": {"arguments": "}"}}]}),
+        chunk({}, "tool_calls"),
+    )
+    assert got["tool_calls"] == [
+        {"index": 0, "id": "a", "type": "function", "name": "look", "arguments": "{}"},
+        {"index": 1, "id": "b", "type": "function", "name": "f", "arguments": "{}"},
+    ]
+    assert got["finish_reason"] == "tool_calls"
+
+
+def test_refusal_and_usage() -> None:
+    got = assemble(chunk({"refusal": "No"}), chunk({"refusal": "."}, "stop"),
+                   {"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}, "[DONE]")
+    assert got["refusal"] == "No." and got["usage"]["total_tokens"] == 2
+
+
+CLASSIFY = [
+    ("done", "[DONE]", "message", "done"),
+    ("invalid", "{nope", "message", "invalid"),
+    ("error-key", '{"error":{"message":"x"}}', "message", "error"),
+    ("event-error", '{"message":"x"}', "error", "error"),
+    ("profile", '{"afm_profile":{}}', "message", "profile"),
+    ("prompt-filter", '{"choices":[],"prompt_filter_results":[]}', "message", "prompt_filter"),
+    ("annotation", '{"choices":[{"content_filter_results":{},"index":0}]}', "message", "annotation"),
+    ("chunk", '{"choices":[]}', "message", "chunk"),
+    ("other", "[1,2]", "message", "other"),
+    ("nan-is-not-json", '{"a":NaN}', "message", "invalid"),
+]
+
+
+@pytest.mark.parametrize(("data", "etype", "kind"), [c[1:] for c in CLASSIFY], ids=[c[0] for c in CLASSIFY])
+def test_classify(data: str, etype: str, kind: str) -> None:
+    body = (f"event: {etype}\n" if etype != "message" else "") + f"data: {data}\n\n"
+    events, _ = decode_sse(body.encode())
+    assert classify(events[0]).kind == kind
+
+
+def test_error_payload_assembled() -> None:
+    got = assemble(chunk({"content": "Par"}), {"error": {"message": "boom", "code": 500}})
+    assert got["error"] == {"message": "boom", "code": 500} and got["content"] == "Par"
+
+
+def test_non_stream_body_assembled_like_a_stream() -> None:
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "<think>r</think>a",
+                                                 "tool_calls": [{"id": "c", "type": "function",
+                                                                 "function": {"name": "f", "arguments": "{}"}}]},
+                         "finish_reason": "tool_calls"}], "usage": {"total_tokens": 3}}
+    got = assemble_body(body).to_json()
+    assert (got["content"], got["reasoning"], got["tool_calls"][0]["id"]) == ("a", "r", "c")
+
+
+def test_assembler_ignores_garbage_shapes() -> None:
+    assembler = Assembler()
+    events, _ = decode_sse(stream({"choices": "x"}, {"choices": [1, {"index": "a", "delta": []}]}, [1]))
+    assembler.feed_events(events)
+    assert assembler.close().to_json()["content"] == ""
