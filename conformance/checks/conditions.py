@@ -118,7 +118,7 @@ def requested_n(a: Analysis) -> int:
 def complete(a: Analysis) -> bool:
     """The client read the response to its end (it did not disconnect or give up)."""
     obs = a.exchange.observations
-    return "disconnect" not in obs and "aborted" not in obs
+    return not any(key in obs for key in ("disconnect", "aborted", "disconnected_after_events"))
 
 
 def headers_known(a: Analysis) -> bool:

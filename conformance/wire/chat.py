@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -37,6 +37,7 @@ def _reject_constant(name: str) -> Any:
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
+_fast_loads: Callable[[bytes], Any] | None
 try:  # orjson parses a typical chunk about four times faster; the stdlib decides what it refuses
     from orjson import loads as _fast_loads
 except ImportError:  # pragma: no cover - orjson is a dependency, but the wire layer works without it
@@ -63,7 +64,7 @@ def loads_strict(text: str) -> Any:
 class Payload(NamedTuple):
     """One classified ``data:`` payload (a NamedTuple, like ``SSEEvent``, for speed)."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # the field shadows tuple.index on purpose
     offset: int
     kind: str  # done | invalid | error | profile | prompt_filter | annotation | chunk | other
     value: Any

@@ -58,7 +58,7 @@ class SSEEvent(NamedTuple):
     which matters at one event per token.
     """
 
-    index: int
+    index: int  # type: ignore[assignment]  # the field shadows tuple.index on purpose
     type: str
     data: str
     last_event_id: str
