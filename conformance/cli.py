@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -67,6 +68,137 @@ def inspect(stream: Path, request: Path | None, headers: Path | None, path: str 
     else:
         print_inspection(result)
     sys.exit(EXIT_FAILED if result.must_failed else EXIT_OK)
+
+
+PROFILES = ["openai", "azure", "afm", "lmstudio", "llamacpp", "vllm", "ollama"]
+
+
+def _capabilities(value: str | None) -> list[str]:
+    from conformance.scenarios import CAPABILITIES
+
+    caps = [c.strip() for c in (value or "").split(",") if c.strip()]
+    unknown = [c for c in caps if c not in CAPABILITIES]
+    if unknown:
+        raise UsageFailure(f"unknown capability {unknown[0]!r}; choose from {', '.join(CAPABILITIES)}")
+    return caps
+
+
+@cli.command(context_settings={"ignore_unknown_options": False})
+@click.option("--base-url", envvar="OPENAI_BASE_URL", help="Server to test, with or without /v1 [env OPENAI_BASE_URL]. "
+              "Without it, the bundled reference server is started, used and stopped.")
+@click.option("--model", help="Model id (default: the first that GET /v1/models lists).")
+@click.option("--api-key", envvar="OPENAI_API_KEY", help="Bearer token [env OPENAI_API_KEY]; never written to reports.")
+@click.option("--expect", "expect", help="Capabilities the server must have: tools, reasoning, structured, usage, "
+              "ollama, cancel-endpoint, request-id (comma-separated).")
+@click.option("--category", "categories", multiple=True, help="Only this category (repeatable).")
+@click.option("--rule", "rule_ids", multiple=True, help="Only this rule id (repeatable).")
+@click.option("--profile", type=click.Choice(PROFILES), default="openai", show_default=True)
+@click.option("--strict", is_flag=True, help="Should-level failures also fail the run.")
+@click.option("--baseline", type=click.Path(path_type=Path, dir_okay=False), help="Known failures to tolerate.")
+@click.option("--report-dir", type=click.Path(path_type=Path, file_okay=False), default=Path("reports/latest"),
+              show_default=True)
+@click.option("--timeout", type=click.FloatRange(min=1), default=120.0, show_default=True,
+              help="Seconds one response may take in all.")
+@click.option("--workers", type=click.IntRange(min=1, max=64), default=4, show_default=True)
+@click.option("-v", "--verbose", is_flag=True, help="Show each scenario as it runs.")
+def run(base_url: str | None, model: str | None, api_key: str | None, expect: str | None,
+        categories: tuple[str, ...], rule_ids: tuple[str, ...], profile: str, strict: bool, baseline: Path | None,
+        report_dir: Path, timeout: float, workers: int, verbose: bool) -> None:
+    """Run the live suite against a server (or the bundled reference server)."""
+    import pytest
+
+    from conformance.rules import CATEGORIES, RULES_BY_ID
+    from conformance.target import ConfigError, normalize_base_url
+
+    for category in categories:
+        if category not in CATEGORIES:
+            raise UsageFailure(f"unknown category {category!r}; choose from {', '.join(CATEGORIES)}")
+    for rule_id in rule_ids:
+        if rule_id not in RULES_BY_ID:
+            raise UsageFailure(f"unknown rule {rule_id!r}; `conformance rules` lists them")
+    caps = _capabilities(expect)
+    if baseline is not None and not baseline.is_file():
+        raise UsageFailure(f"the baseline {str(baseline)!r} does not exist")
+    # options as --name=value, so that pytest never takes a value for a path when it picks its rootdir
+    args = ["--pyargs", "conformance.suites", "-p", "no:cacheprovider", "--no-header", "-rfE",
+            f"--rootdir={Path.cwd()}", f"--conformance-report-dir={report_dir}", f"--conformance-profile={profile}",
+            f"--conformance-timeout={timeout}", f"--conformance-workers={workers}"]
+    if base_url:
+        try:
+            args.append(f"--conformance-base-url={normalize_base_url(base_url)}")
+        except ConfigError as exc:
+            raise UsageFailure(str(exc)) from None
+    else:
+        args.append("--conformance-reference")
+    for flag, value in (("model", model), ("api-key", api_key), ("baseline", baseline)):
+        if value:
+            args.append(f"--conformance-{flag}={value}")
+    if caps:
+        args.append(f"--conformance-expect={','.join(caps)}")
+    args += [f"--conformance-category={c}" for c in categories]
+    args += [f"--conformance-rule={r}" for r in rule_ids]
+    if strict:
+        args.append("--conformance-strict")
+    if verbose:
+        args.append("-v")
+    code = int(pytest.main(args))
+    sys.exit(code if code in (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE) else EXIT_USAGE)
+
+
+def _read_results(path: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageFailure(f"cannot read {str(path)!r} as results.json: {exc}") from None
+    if not isinstance(doc, dict) or "checks" not in doc:
+        raise UsageFailure(f"{str(path)!r} is not a results.json (no checks)")
+    return doc
+
+
+@cli.command()
+@click.argument("results", type=click.Path(path_type=Path, dir_okay=False))
+def baseline(results: Path) -> None:
+    """Print a baseline of the must/should failures in RESULTS.json (redirect it to known.json)."""
+    from conformance.baseline import make_baseline
+
+    click.echo(json.dumps(make_baseline(_read_results(results)), indent=2))
+
+
+@cli.group()
+def report() -> None:
+    """Work with results.json files."""
+
+
+@report.command()
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), required=True)
+def compare(results: tuple[Path, ...], out: Path) -> None:
+    """A compatibility matrix (servers x rules, by category) as matrix.md and matrix.html."""
+    from conformance.report.matrix import write_matrix
+
+    docs = [_read_results(p) for p in results]
+    for path in write_matrix(docs, [p.parent.name or p.stem for p in results], out):
+        click.echo(str(path))
+
+
+@cli.command("serve-reference")
+@click.option("--model", "model_dir", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=8080, show_default=True)
+@click.option("--max-context", type=int, default=4096, show_default=True)
+@click.option("--queue-limit", type=int, default=4, show_default=True)
+@click.option("--api-key", help="Require Authorization: Bearer KEY.")
+def serve_reference(model_dir: Path | None, host: str, port: int, max_context: int, queue_limit: int,
+                    api_key: str | None) -> None:
+    """Serve the bundled reference server (an mlx-lm server that passes every rule)."""
+    import importlib.util
+
+    if importlib.util.find_spec("reference_server.app") is None or importlib.util.find_spec("mlx_lm") is None:
+        raise UsageFailure("the reference server needs its extra: pip install -e '.[reference]'")
+    from reference_server.__main__ import serve
+
+    serve(model_dir=model_dir, host=host, port=port, max_context=max_context, queue_limit=queue_limit,
+          api_key=api_key)
 
 
 def main() -> None:

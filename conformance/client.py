@@ -8,6 +8,7 @@ never as a hang or an exception.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +49,7 @@ class Request:
     intent: str | None = None
     scenario: str = "live"
     stop_after_events: int | None = None  # disconnect after this many SSE events
+    first_event: threading.Event | None = None  # set when the first SSE event has arrived
 
     def encoded(self) -> bytes | None:
         if self.content is not None:
@@ -86,7 +88,7 @@ def record(client: httpx.Client, base_url: str, req: Request, limits: Limits | N
             resp_headers = tuple((k.decode("latin-1").lower(), v.decode("latin-1"))
                                  for k, v in response.headers.raw)
             version = response.http_version
-            observations.update(_read_body(response, body, arrivals, start, limits, req.stop_after_events))
+            observations.update(_read_body(response, body, arrivals, start, limits, req))
     except httpx.ConnectError as exc:
         observations["aborted"] = "connect error"
         observations["error"] = str(exc)[:200]
@@ -106,8 +108,9 @@ def record(client: httpx.Client, base_url: str, req: Request, limits: Limits | N
 
 
 def _read_body(response: httpx.Response, body: bytearray, arrivals: list[tuple[float, int]], start: float,
-               limits: Limits, stop_after_events: int | None) -> dict[str, Any]:
-    events = SSEDecoder() if stop_after_events is not None else None
+               limits: Limits, req: Request) -> dict[str, Any]:
+    watch = req.stop_after_events is not None or req.first_event is not None
+    events = SSEDecoder() if watch else None
     seen = 0
     for piece in response.iter_bytes():
         body += piece
@@ -117,11 +120,15 @@ def _read_body(response: httpx.Response, body: bytearray, arrivals: list[tuple[f
             return {"aborted": "byte cap"}
         if now > limits.total:
             return {"aborted": "total timeout"}
-        if events is not None and stop_after_events is not None:
+        if events is not None:
             try:
                 seen += len(events.feed(piece))
             except WireError:  # a giant line: the checks report it from the body
                 return {"aborted": "line cap"}
-            if seen >= stop_after_events:
+            if seen and req.first_event is not None:
+                req.first_event.set()
+            if req.stop_after_events is not None and seen >= req.stop_after_events:
                 return {"disconnected_after_events": seen}
+    if req.first_event is not None:
+        req.first_event.set()
     return {}

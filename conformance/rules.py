@@ -72,6 +72,8 @@ RULES: tuple[Rule, ...] = (
        f"{WIRE} §3.1", "A36"),
     _r("TRN-012", "transport", "should", "stream", "The Content-Type of a stream names no charset other than UTF-8",
        WHATWG),
+    _r("TRN-013", "transport", "must", "both", "X-Request-ID is echoed when the server is expected to (capability request-id)",
+       f"{AFM} headers"),
     # framing
     _r("SSE-001", "framing", "must", "stream", "The event stream is valid UTF-8", f"{WHATWG}; {WIRE} §3.1", "B8"),
     _r("SSE-002", "framing", "must", "stream", "The stream ends with a data: [DONE] event",
@@ -170,6 +172,8 @@ RULES: tuple[Rule, ...] = (
     _r("USG-009", "usage", "should", "both", "Token details are within the totals (reasoning_tokens, cached_tokens)",
        f"{WIRE} §3.4; {STRICT} prompt reuse"),
     _r("USG-010", "usage", "should", "both", "An answer with text reports completion_tokens > 0", f"{WIRE} §3.4"),
+    _r("USG-011", "usage", "must", "both", "include_usage is honored when the server is expected to (capability usage)",
+       f"{WIRE} §3.4", "E12", "E14", "E15"),
     # tools
     _r("TOOL-001", "tools", "must", "stream", "tool_calls is an array whose pieces carry an integer index",
        f"{WIRE} §3.3; {AFM} tool calls", "F18", "F19", "F20"),
@@ -195,6 +199,8 @@ RULES: tuple[Rule, ...] = (
        f"{WIRE} §3.3", "F1", "F5", "F6", "F8", "F11"),
     _r("TOOL-017", "tools", "advisory", "stream", "A whole tool call in one delta defeats progress UIs",
        f"{WIRE} §3.3", "F40"),
+    _r("TOOL-018", "tools", "must", "both", "Tools are accepted when the server is expected to (capability tools)",
+       f"{WIRE} §2.4"),
     # reasoning
     _r("RSN-001", "reasoning", "advisory", "both", "Reasoning inline as <think> in content", f"{WIRE} §4", "G11"),
     _r("RSN-002", "reasoning", "advisory", "both", "Reasoning in reasoning rather than reasoning_content",
@@ -206,6 +212,8 @@ RULES: tuple[Rule, ...] = (
        f"{WIRE} §2.1; {AFM} reasoning"),
     _r("RSN-006", "reasoning", "should", "both", "reasoning_effort none yields no reasoning", f"{WIRE} §2.6"),
     _r("RSN-007", "reasoning", "should", "stream", "Reasoning comes before the answer", f"{AFM} lifecycle"),
+    _r("RSN-008", "reasoning", "must", "both", "Reasoning is produced when the server is expected to (capability reasoning)",
+       f"{WIRE} §4"),
     # structured
     _r("STR-001", "structured", "must", "both", "json_object gets content that parses as a JSON object", f"{WIRE} §2.6"),
     _r("STR-002", "structured", "must", "both", "Structured content is not fenced in markdown", f"{AFM} structured output"),
@@ -215,6 +223,8 @@ RULES: tuple[Rule, ...] = (
        f"{WIRE} §2.6"),
     _r("STR-005", "structured", "should", "both", "Structured output arrives as content, not as reasoning",
        f"{WIRE} §2.6 (LM Studio #1773)"),
+    _r("STR-006", "structured", "must", "both",
+       "response_format is accepted when the server is expected to (capability structured)", f"{WIRE} §2.6"),
     # errors
     _r("ERR-001", "errors", "must", "both", "An error response is a JSON object with an error object",
        f"{WIRE} §5; {STRICT} supported API", "H9", "H19", "H20", "H25"),
@@ -250,6 +260,9 @@ RULES: tuple[Rule, ...] = (
        f"{AFM} cancellation"),
     _r("CAN-005", "cancellation", "must", "stream", "A disconnect does not disturb another client's stream",
        f"{NPU} cancellation", "J4"),
+    _r("CAN-006", "cancellation", "must", "both",
+       "The cancel endpoint is served when the server is expected to (capability cancel-endpoint)",
+       f"{AFM} cancellation"),
     # models
     _r("MOD-001", "models", "must", "non-stream", "GET /v1/models answers 200 with JSON",
        f"{WIRE} §1; {STRICT} supported API", "K6"),
@@ -272,6 +285,8 @@ RULES: tuple[Rule, ...] = (
        f"{NPU} §2", "L6"),
     _r("OLL-008", "ollama", "should", "stream", "Every frame names the same model", f"{NPU} §2"),
     _r("OLL-009", "ollama", "should", "non-stream", "GET /api/tags lists models with a name", f"{NPU} §2"),
+    _r("OLL-010", "ollama", "must", "both", "The Ollama routes are served when the server is expected to (capability ollama)",
+       f"{NPU} §2"),
 )
 
 RULES_BY_ID: dict[str, Rule] = {rule.id: rule for rule in RULES}

@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
@@ -101,7 +102,7 @@ def text_pieces() -> list[str]:
     return seen
 
 
-def build_tokenizer() -> tuple[object, dict[str, int]]:
+def build_tokenizer() -> tuple[Any, dict[str, int]]:
     """A byte-level BPE tokenizer (no merges) with the chat specials and the script pieces added."""
     from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
@@ -112,7 +113,7 @@ def build_tokenizer() -> tuple[object, dict[str, int]]:
     tokenizer.decoder = decoders.ByteLevel()
     tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in SPECIAL])
     tokenizer.add_tokens([AddedToken(t, special=False, normalized=False) for t in text_pieces()])
-    ids = {tok: tokenizer.token_to_id(tok) for tok in SPECIAL + text_pieces()}
+    ids: dict[str, int] = {tok: int(cast(int, tokenizer.token_to_id(tok))) for tok in SPECIAL + text_pieces()}
     ids.update({f"{BYTE}{b}": vocab[byte_chars[b]] for b in range(256)})
     return tokenizer, ids
 
@@ -164,9 +165,15 @@ def weights(vocab_size: int, hidden: int, succ: np.ndarray) -> dict[str, np.ndar
     }
 
 
+def fingerprint() -> str:
+    """A short hash of everything the build depends on, so a changed script or template rebuilds."""
+    text = json.dumps([VERSION, SPECIAL, text_pieces(), repr(SCRIPTS), CHAT_TEMPLATE, LOGIT])
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
 def default_dir() -> Path:
     base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return base / "chat-conformance" / f"bigram-ref-v{VERSION}"
+    return base / "chat-conformance" / f"bigram-ref-{fingerprint()}"
 
 
 def build(out: Path) -> Path:
@@ -174,11 +181,11 @@ def build(out: Path) -> Path:
     from safetensors.numpy import save_file
 
     tokenizer, ids = build_tokenizer()
-    vocab_size = tokenizer.get_vocab_size()  # type: ignore[attr-defined]
+    vocab_size = tokenizer.get_vocab_size()
     hidden = -(-vocab_size // 64) * 64
     succ = successors(ids, vocab_size)
     out.mkdir(parents=True, exist_ok=True)
-    tokenizer.save(str(out / "tokenizer.json"))  # type: ignore[attr-defined]
+    tokenizer.save(str(out / "tokenizer.json"))
     config = {
         "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": hidden,
         "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": hidden // 64,

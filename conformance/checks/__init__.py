@@ -156,6 +156,7 @@ def run_checks(a: Analysis) -> Iterator[Finding]:
 def _load() -> None:
     from conformance.checks import (  # noqa: F401  (registration by import)
         cancellation,
+        capabilities,
         chunks,
         errors,
         finish,

@@ -24,6 +24,9 @@ def work_freed(a: Analysis) -> Iterator[Finding]:
         if obs["running_after"] != 0:
             yield finding(a, "CAN-001", f"{obs['running_after']} generation(s) still running after the disconnect "
                           f"({obs.get('signal', 'server counter')})", "0 within the grace period")
+        elif obs.get("cancelled_delta") == 0:
+            yield finding(a, "CAN-001", "the server's cancelled counter did not move: the generation ran to its end",
+                          "the abandoned generation stopped early")
         return
     follow, base = obs.get("followup_ttfb_s"), obs.get("baseline_ttfb_s")
     if isinstance(follow, (int, float)) and isinstance(base, (int, float)) \

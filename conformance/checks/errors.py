@@ -100,9 +100,19 @@ def unknown_model(a: Analysis) -> Iterator[Finding]:
                       "404 with code model_not_found")
 
 
+OPENAI_FIELDS = frozenset({
+    "model", "messages", "stream", "stream_options", "max_tokens", "max_completion_tokens", "temperature", "top_p",
+    "n", "stop", "presence_penalty", "frequency_penalty", "logit_bias", "logprobs", "top_logprobs", "user", "seed",
+    "tools", "tool_choice", "parallel_tool_calls", "response_format", "reasoning_effort", "metadata", "store",
+    "service_tier", "modalities", "audio", "prediction", "web_search_options", "verbosity", "functions",
+    "function_call", "prompt_cache_key", "safety_identifier",
+})
+
+
 @check("ERR-013", when=(_intent("unknown-parameter"),))
 def unknown_parameter(a: Analysis) -> Iterator[Finding]:
-    name = a.exchange.observations.get("unknown_field")
+    unknown = sorted(set(a.request) - OPENAI_FIELDS)
+    name = a.exchange.observations.get("unknown_field", unknown[0] if unknown else None)
     error = _error(a)
     param = error.get("param") if isinstance(error, dict) else None
     if a.exchange.status != 400 or _code(a) != "unknown_parameter" or param != name:

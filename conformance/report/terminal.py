@@ -10,6 +10,7 @@ from rich.table import Table
 
 if TYPE_CHECKING:
     from conformance.inspect import Inspection
+    from conformance.results import RunResult
 
 LEVEL_STYLE = {"must": "bold red", "should": "yellow", "advisory": "cyan"}
 
@@ -49,3 +50,24 @@ def print_inspection(result: Inspection, console: Console | None = None) -> None
         style = LEVEL_STYLE.get(f.level, "")
         out.print(f"[{style}]{f.level:8}[/{style}] {f.rule} ({f.category}) {', '.join(where)}")
         out.print(f"         {f.message}", markup=False)
+
+
+def summary_lines(result: RunResult) -> list[str]:
+    """The end-of-run summary: verdict, per-category counts, capabilities."""
+    from conformance.report.common import by_category, verdict
+
+    s = result.summary()
+    t = result.target
+    lines = [f"{verdict(result)}  {t['base_url']}  model {t['model']}  profile {t['profile']}"
+             f"{'  strict' if result.strict else ''}  ({result.duration_s:.1f} s)",
+             f"{'category':13} {'passed':>6} {'must':>5} {'should':>6} {'advis.':>6} {'skip':>5}"]
+    for row in by_category(result):
+        lines.append(f"{row.category:13} {row.passed:6} {row.failed['must']:5} {row.failed['should']:6} "
+                     f"{row.failed['advisory']:6} {row.skipped:5}")
+    lines.append(f"{'total':13} {s['passed']:6} {s['failed_by_level']['must']:5} {s['failed_by_level']['should']:6} "
+                 f"{s['failed_by_level']['advisory']:6} {s['skipped']:5}")
+    caps = ", ".join(f"{n} {'yes' if c['supported'] else 'no'}" for n, c in t["capabilities"].items())
+    lines.append(f"capabilities: {caps}")
+    if result.stale_baseline:
+        lines.append(f"stale baseline entries (now passing): {len(result.stale_baseline)}")
+    return lines

@@ -1,0 +1,38 @@
+"""Capabilities the user said the server must have (``--expect``): each missing one is a failure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from conformance.checks import Finding, check, finding
+from conformance.exchange import Analysis
+
+CAPABILITY_RULES = {
+    "request-id": "TRN-013", "tools": "TOOL-018", "reasoning": "RSN-008", "structured": "STR-006",
+    "usage": "USG-011", "ollama": "OLL-010", "cancel-endpoint": "CAN-006",
+}
+
+
+def _capability(a: Analysis) -> dict[str, Any]:
+    value = a.exchange.observations.get("capability")
+    return value if isinstance(value, dict) else {}
+
+
+def _register(name: str, rule_id: str) -> None:
+    def shown(a: Analysis) -> bool:
+        return _capability(a).get("name") == name
+
+    @check(rule_id, when=(shown,))
+    def expected_capability(a: Analysis) -> Iterator[Finding]:
+        cap = _capability(a)
+        if not cap.get("supported"):
+            yield finding(a, rule_id, f"capability {name} missing: {cap.get('evidence', 'no evidence')}",
+                          f"{name} supported, as --expect says")
+
+    expected_capability.__name__ = f"expected_{name.replace('-', '_')}"
+
+
+for _name, _rule in CAPABILITY_RULES.items():
+    _register(_name, _rule)
+

@@ -1,0 +1,59 @@
+"""report.html: one self-contained page (inline CSS, no scripts or remote assets)."""
+
+from __future__ import annotations
+
+from jinja2 import Environment, select_autoescape
+
+from conformance.report.common import by_category, failures, rule_title, verdict
+from conformance.results import RunResult
+
+TEMPLATE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<title>chat-conformance: {{ verdict }} {{ target.base_url }}</title>
+<style>
+body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;padding:0 1em;color:#1b1b1b}
+h1 .v{padding:.1em .5em;border-radius:.3em;color:#fff;background:{{ '#b3261e' if verdict == 'FAIL' else '#1e7b34' }}}
+table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}
+td.n{text-align:right}.must{color:#b3261e;font-weight:600}.should{color:#8a5a00}.advisory{color:#2a5d9f}
+details{border:1px solid #ddd;border-radius:.3em;margin:.4em 0;padding:.3em .7em}summary{cursor:pointer}
+pre{background:#f6f6f6;padding:.6em;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
+.known{opacity:.6}
+</style></head><body>
+<h1><span class="v">{{ verdict }}</span> chat-conformance report</h1>
+<p>Target <code>{{ target.base_url }}</code>, model <code>{{ target.model }}</code>, profile
+<code>{{ target.profile }}</code>{% if strict %}, strict{% endif %}. {{ tool.name }} {{ tool.version }},
+started {{ started_at }}, {{ '%.1f' % duration_s }} s.</p>
+<p>{{ summary.passed }} passed, {{ summary.failed }} failed ({{ summary.failed_by_level.must }} must,
+{{ summary.failed_by_level.should }} should, {{ summary.failed_by_level.advisory }} advisory),
+{{ summary.skipped }} skipped, {{ summary.errors }} errors.</p>
+<h2>By category</h2>
+<table><tr><th>category</th><th>passed</th><th>must</th><th>should</th><th>advisory</th><th>skipped</th></tr>
+{% for row in rows %}<tr><td>{{ row.category }}</td><td class="n">{{ row.passed }}</td>
+<td class="n must">{{ row.failed.must or '' }}</td><td class="n should">{{ row.failed.should or '' }}</td>
+<td class="n advisory">{{ row.failed.advisory or '' }}</td><td class="n">{{ row.skipped or '' }}</td></tr>
+{% endfor %}</table>
+<h2>Capabilities</h2>
+<table><tr><th>capability</th><th>supported</th><th>how</th><th>evidence</th></tr>
+{% for name, cap in target.capabilities.items() %}<tr><td>{{ name }}</td><td>{{ 'yes' if cap.supported else 'no' }}</td>
+<td>{{ cap.source }}</td><td>{{ cap.evidence }}</td></tr>{% endfor %}</table>
+{% if stale %}<h2>Stale baseline entries</h2><ul>{% for s in stale %}<li>{{ s.rule }} [{{ s.scenario }}]</li>
+{% endfor %}</ul>{% endif %}
+<h2>Failures ({{ fails|length }})</h2>
+{% for f in fails %}<details class="{{ 'known' if f.known else '' }}"><summary><span class="{{ f.level }}">{{ f.level }}</span>
+<b>{{ f.rule }}</b> {{ title(f.rule) }} <code>[{{ f.scenario }}]</code>{% if f.known %} (known){% endif %}</summary>
+<pre>{{ f.message }}</pre>
+{% if f.evidence and f.evidence.excerpt %}<p>Evidence: event {{ f.evidence.event_index }}, byte {{ f.evidence.byte_offset }}</p>
+<pre>{{ f.evidence.excerpt }}</pre>{% endif %}
+<p>Reproduce:</p><pre>{{ f.reproducer }}</pre></details>
+{% else %}<p>None.</p>{% endfor %}
+</body></html>
+"""
+
+
+def render_html(result: RunResult) -> str:
+    env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
+    page = env.from_string(TEMPLATE)
+    return page.render(verdict=verdict(result), target=result.target, tool=result.tool, strict=result.strict,
+                       started_at=result.started_at, duration_s=result.duration_s, summary=result.summary(),
+                       rows=by_category(result), fails=failures(result), stale=result.stale_baseline,
+                       title=rule_title)

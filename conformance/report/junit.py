@@ -1,0 +1,38 @@
+"""JUnit XML: one testsuite per category, one testcase per rule and scenario."""
+
+from __future__ import annotations
+
+from xml.etree import ElementTree as ET
+
+from conformance.report.common import rule_title
+from conformance.results import RunResult
+from conformance.rules import CATEGORIES
+
+
+def render_junit(result: RunResult) -> str:
+    root = ET.Element("testsuites", name="chat-conformance", time=f"{result.duration_s:.3f}")
+    gating = ("must", "should") if result.strict else ("must",)
+    for category in CATEGORIES:
+        entries = [c for c in result.checks if c.category == category]
+        suite = ET.SubElement(root, "testsuite", name=category, tests=str(len(entries)))
+        failures = skipped = 0
+        for entry in entries:
+            case = ET.SubElement(suite, "testcase", classname=f"{category}.{entry.rule}",
+                                 name=f"{entry.rule} {rule_title(entry.rule)} [{entry.scenario}]")
+            if entry.outcome == "failed" and not entry.known and entry.level in gating:
+                failures += 1
+                node = ET.SubElement(case, "failure", message=entry.message.split("\n")[0][:300], type=entry.level)
+                node.text = f"{entry.message}\n\nreproduce: {entry.reproducer}"
+            elif entry.outcome == "error":
+                failures += 1
+                ET.SubElement(case, "error", message=entry.message[:300])
+            elif entry.outcome == "skipped":
+                skipped += 1
+                ET.SubElement(case, "skipped", message=entry.message[:300])
+            elif entry.outcome == "failed":
+                out = ET.SubElement(case, "system-out")
+                out.text = f"{entry.level} finding{' (known)' if entry.known else ''}: {entry.message}"
+        suite.set("failures", str(failures))
+        suite.set("skipped", str(skipped))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

@@ -1,0 +1,41 @@
+"""A curl command that reproduces a request, with the Authorization header redacted."""
+
+from __future__ import annotations
+
+import shlex
+
+from conformance.client import Request, join_url
+
+MAX_INLINE_BODY = 2048
+REDACTED = "Bearer <redacted>"
+SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "api-key"})
+
+
+def redact_headers(headers: dict[str, str] | tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+    """Headers with every secret value replaced."""
+    items = headers.items() if isinstance(headers, dict) else headers
+    return [(k, REDACTED if k.lower() == "authorization" else ("<redacted>" if k.lower() in SECRET_HEADERS else v))
+            for k, v in items]
+
+
+def curl(base_url: str, req: Request, api_key: str | None = None) -> str:
+    """``curl -sN …`` for ``req``; a body over 2 KiB is described, not inlined."""
+    parts = ["curl", "-sN"]
+    if req.method != "POST" or req.encoded() is None:
+        parts += ["-X", req.method]
+    parts.append(join_url(base_url, req.path))
+    headers = dict(req.headers)
+    body = req.encoded()
+    if body is not None and not any(k.lower() == "content-type" for k in headers):
+        headers["Content-Type"] = "application/json"
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    for name, value in redact_headers(headers):
+        parts += ["-H", f"{name}: {value}"]
+    if body is not None:
+        if len(body) <= MAX_INLINE_BODY:
+            parts += ["--data-binary", body.decode("utf-8", "backslashreplace")]
+        else:
+            head = body[:200].decode("utf-8", "backslashreplace")
+            parts += ["--data-binary", f"@body.json  # {len(body)} bytes, starting {head!r}"]
+    return " ".join(shlex.quote(p) if not p.startswith("@body.json") else p for p in parts)

@@ -1,0 +1,180 @@
+"""What the live suite does to a server: one request per scenario, built for the model under test.
+
+Each scenario names its category (for selection and the report), the capability it needs (if
+any), what it expects (``intent``) and how to build its request. Special scenarios (disconnects,
+the cancel endpoint, HTTP/1.0, follow-up requests) are run by ``conformance.runner``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.client import Request
+
+HELLO = [{"role": "user", "content": "Say hello in one short sentence."}]
+LONG = [{"role": "user", "content": "Tell me a long story, as long as you can."}]
+WEATHER = {"type": "function", "function": {
+    "name": "get_weather", "description": "Current weather for a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 40}},
+                   "required": ["city"], "additionalProperties": False}}}
+TIME = {"type": "function", "function": {
+    "name": "get_time", "description": "Current time in a time zone",
+    "parameters": {"type": "object", "properties": {"zone": {"type": "string", "maxLength": 40}},
+                   "required": ["zone"], "additionalProperties": False}}}
+NESTED = {"type": "function", "function": {
+    "name": "book_trip", "description": "Book a trip",
+    "parameters": {"type": "object", "additionalProperties": False, "required": ["traveller", "legs"],
+                   "properties": {
+                       "traveller": {"type": "object", "additionalProperties": False, "required": ["name"],
+                                     "properties": {"name": {"type": "string", "maxLength": 30},
+                                                    "age": {"type": ["integer", "null"], "maximum": 130}}},
+                       "legs": {"type": "array", "maxItems": 2, "items": {
+                           "type": "object", "additionalProperties": False, "required": ["to"],
+                           "properties": {"to": {"type": "string", "maxLength": 30}}}}}}}}
+ASK_WEATHER = [{"role": "user", "content": "What is the weather in Paris? Use the tool."}]
+ASK_BOTH = [{"role": "user", "content": "What is the weather in Paris and the time in CET? Use the tools."}]
+PERSON = {"type": "object", "additionalProperties": False, "required": ["name", "age"],
+          "properties": {"name": {"type": "string", "maxLength": 30}, "age": {"type": "integer", "minimum": 0,
+                                                                              "maximum": 150}}}
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a scenario needs to build its request."""
+
+    model: str
+    profile: str = "openai"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One request to the server and what it is meant to show."""
+
+    name: str
+    category: str
+    build: Callable[[Context], Request]
+    needs: str | None = None
+    kind: str = "plain"  # plain | followup | disconnect | cancel | http10 | cancel-unknown
+    description: str = ""
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+
+def chat(ctx: Context, messages: list[dict[str, Any]], *, stream: bool | None = True, intent: str | None = None,
+         headers: dict[str, str] | None = None, **fields: Any) -> Request:
+    body: dict[str, Any] = {"model": ctx.model, "messages": messages, **fields}
+    if stream is not None:
+        body["stream"] = stream
+    return Request(body=body, intent=intent, headers=headers or {})
+
+
+def _raw(ctx: Context, content: bytes, intent: str, content_type: str = "application/json") -> Request:
+    return Request(content=content, intent=intent, headers={"Content-Type": content_type})
+
+
+def _scenarios() -> list[Scenario]:
+    s = Scenario
+    usage: dict[str, Any] = {"stream_options": {"include_usage": True}}
+    return [
+        # transport, framing, chunks, finish, usage
+        s("stream-plain", "framing", lambda c: chat(c, HELLO, headers={"X-Request-ID": "conformance-plain-1"}),
+          description="A plain streamed answer."),
+        s("stream-usage", "usage", lambda c: chat(c, HELLO, **usage), needs="usage",
+          description="stream_options.include_usage: one usage chunk after the finish."),
+        s("stream-long", "transport", lambda c: chat(c, LONG, max_tokens=48, intent="expect-length", **usage),
+          description="A long answer cut by max_tokens 48: length, incremental delivery, usage within the cap."),
+        s("non-stream", "chunks", lambda c: chat(c, HELLO, stream=False), description="stream: false."),
+        s("no-stream-field", "transport", lambda c: chat(c, HELLO, stream=None),
+          description="No stream field at all: the answer must not stream."),
+        s("max-tokens", "finish", lambda c: chat(c, LONG, max_tokens=5, intent="expect-length", **usage),
+          description="max_tokens 5 on a long answer: finish length, completion_tokens <= 5."),
+        s("max-completion-tokens", "finish", lambda c: chat(c, LONG, stream=False, max_completion_tokens=5,
+                                                            intent="expect-length"),
+          description="max_completion_tokens 5, non-stream."),
+        s("stop-sequence", "finish", lambda c: chat(c, HELLO, stop=[" "]),
+          description="stop [' ']: the answer ends before the first space."),
+        s("n-two", "chunks", lambda c: chat(c, HELLO, n=2, intent="n"),
+          description="n: 2, honored with two choices or refused with a 4xx envelope."),
+        # tools
+        s("tools-auto", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="auto"), needs="tools"),
+        s("tools-required", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="required"),
+          needs="tools"),
+        s("tools-named", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER, TIME], tool_choice={
+            "type": "function", "function": {"name": "get_weather"}}), needs="tools"),
+        s("tools-none", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="none"), needs="tools"),
+        s("tools-parallel", "tools", lambda c: chat(c, ASK_BOTH, tools=[WEATHER, TIME], parallel_tool_calls=True),
+          needs="tools"),
+        s("tools-parallel-false", "tools", lambda c: chat(c, ASK_BOTH, tools=[WEATHER, TIME],
+                                                          parallel_tool_calls=False), needs="tools"),
+        s("tools-nested", "tools", lambda c: chat(c, [{"role": "user", "content": "Book a trip to Oslo for Ada."}],
+                                                  tools=[NESTED], tool_choice="required"), needs="tools"),
+        s("tools-non-stream", "tools", lambda c: chat(c, ASK_WEATHER, stream=False, tools=[WEATHER],
+                                                      tool_choice="required"), needs="tools"),
+        s("tools-roundtrip", "tools", lambda c: chat(c, ASK_WEATHER + [
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "call_rt1", "type": "function", "function": {
+                "name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+            {"role": "tool", "tool_call_id": "call_rt1", "content": '{"sky": "sunny", "celsius": 21}'}],
+            tools=[WEATHER]), needs="tools", description="A tool result sent back: the next turn answers."),
+        s("tools-cut-by-length", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="required",
+                                                         max_tokens=3, intent="expect-length"), needs="tools"),
+        # reasoning and structured output
+        s("reasoning", "reasoning", lambda c: chat(c, HELLO, reasoning_effort="low"), needs="reasoning"),
+        s("reasoning-none", "reasoning", lambda c: chat(c, HELLO, reasoning_effort="none"), needs="reasoning"),
+        s("reasoning-roundtrip", "reasoning", lambda c: chat(c, HELLO + [
+            {"role": "assistant", "content": "Hello!", "reasoning_content": "The user greets me."},
+            {"role": "user", "content": "Say it again."}], reasoning_effort="low"), needs="reasoning"),
+        s("json-object", "structured", lambda c: chat(c, [{"role": "user", "content": "Reply with a JSON object "
+                                                           "describing a cat."}],
+                                                      response_format={"type": "json_object"}), needs="structured"),
+        s("json-schema-strict", "structured", lambda c: chat(c, [{"role": "user", "content": "Give a person as JSON."}],
+                                                             response_format={"type": "json_schema", "json_schema": {
+                                                                 "name": "person", "schema": PERSON, "strict": True}}),
+          needs="structured"),
+        # errors before the stream (each followed by a plain request)
+        s("error-malformed-json", "errors", lambda c: _raw(c, b'{"model": "x", "messages": [', "malformed-json"),
+          kind="followup"),
+        s("error-wrong-type", "errors", lambda c: chat(c, "hello", intent="wrong-type"),  # type: ignore[arg-type]
+          kind="followup"),
+        s("error-bad-value", "errors", lambda c: chat(c, HELLO, temperature="hot", intent="bad-value"),
+          kind="followup"),
+        s("error-missing-messages", "errors", lambda c: Request(body={"model": c.model, "stream": True},
+                                                                intent="missing-messages"), kind="followup"),
+        s("error-unknown-parameter", "errors", lambda c: chat(c, HELLO, temperatur=0.2, intent="unknown-parameter"),
+          kind="followup"),
+        s("error-unknown-model", "errors", lambda c: Request(body={
+            "model": "conformance-no-such-model", "messages": HELLO, "stream": True}, intent="unknown-model"),
+          kind="followup"),
+        s("error-context-overflow", "errors", lambda c: chat(c, [{"role": "user", "content": "hello " * 600_000}],
+                                                             intent="context-overflow"), kind="followup"),
+        s("error-oversized", "errors", lambda c: chat(c, [{"role": "user", "content": "x" * (16 * 1024 * 1024)}],
+                                                      intent="oversized"), kind="followup"),
+        s("error-wrong-content-type", "errors", lambda c: _raw(c, b"hello", "wrong-content-type", "text/plain"),
+          kind="followup"),
+        # cancellation
+        s("disconnect", "cancellation", lambda c: chat(c, LONG, max_tokens=3000), kind="disconnect",
+          description="Disconnect after the first event of a long generation; the work must stop."),
+        s("cancel-endpoint", "cancellation", lambda c: chat(c, LONG, max_tokens=3000, intent="cancelled-stream",
+                                                            headers={"X-Request-ID": "conformance-cancel-1"}),
+          needs="cancel-endpoint", kind="cancel"),
+        s("cancel-unknown", "cancellation", lambda c: Request(
+            path="/v1/chat/completions/conformance-unknown-id/cancel", body={}, intent="cancel-unknown"),
+          needs="cancel-endpoint"),
+        s("queue-full", "errors", lambda c: chat(c, LONG, max_tokens=3000), kind="burst",
+          description="Twelve long streams at once: a server with a bounded queue answers 429 with Retry-After."),
+        # transport over HTTP/1.0
+        s("http10", "transport", lambda c: chat(c, HELLO), kind="http10",
+          description="An HTTP/1.0 request: no Transfer-Encoding, a close-delimited body."),
+        # models and Ollama
+        s("models", "models", lambda c: Request(method="GET", path="/v1/models")),
+        s("ollama-chat", "ollama", lambda c: Request(path="/api/chat", body={"model": c.model, "messages": HELLO}),
+          needs="ollama"),
+        s("ollama-generate", "ollama", lambda c: Request(path="/api/generate", body={
+            "model": c.model, "prompt": "Say hello."}), needs="ollama"),
+        s("ollama-tags", "ollama", lambda c: Request(method="GET", path="/api/tags"), needs="ollama"),
+    ]
+
+
+SCENARIOS: tuple[Scenario, ...] = tuple(_scenarios())
+BY_NAME = {sc.name: sc for sc in SCENARIOS}
+CAPABILITIES = ("tools", "reasoning", "structured", "usage", "ollama", "cancel-endpoint", "request-id")

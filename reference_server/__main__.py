@@ -1,0 +1,34 @@
+"""python -m reference_server: the bundled reference server (see reference_server.app)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def serve(model_dir: Path | None = None, host: str = "127.0.0.1", port: int = 8080, max_context: int = 4096,
+          queue_limit: int = 4, api_key: str | None = None) -> None:
+    """Load the model, then serve until interrupted."""
+    from reference_server.app import run_server
+
+    run_server(model_dir=model_dir, host=host, port=port, max_context=max_context, queue_limit=queue_limit,
+               api_key=api_key)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m reference_server", description=__doc__)
+    parser.add_argument("--model", type=Path, help="an mlx-lm model folder (default: the bundled bigram model)")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--max-context", type=int, default=4096)
+    parser.add_argument("--queue-limit", type=int, default=4)
+    parser.add_argument("--api-key")
+    args = parser.parse_args(argv)
+    serve(args.model, args.host, args.port, args.max_context, args.queue_limit, args.api_key)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

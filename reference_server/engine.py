@@ -1,0 +1,170 @@
+"""The generation engine: one model, one generation at a time in one worker thread, a bounded queue.
+
+A job's tokens go to its asyncio queue as they are made. The worker checks the job's stop flag
+between tokens, so a disconnect or a cancel stops the work within one token and frees the slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MODEL_ID = "chat-conformance/bigram-ref"
+
+
+@dataclass
+class Job:
+    """One generation: its prompt and settings, its stop flag, and where its output goes."""
+
+    prompt: list[int]
+    max_tokens: int
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = 0
+    seed: int | None = None
+    processors: list[Callable[..., Any]] = field(default_factory=list)
+    loop: asyncio.AbstractEventLoop | None = None
+    events: asyncio.Queue[tuple[str, Any]] | None = None
+    stop_flag: threading.Event = field(default_factory=threading.Event)
+    stop_reason: str = ""  # disconnect | cancelled | stop (a stop sequence)
+    request_id: str = ""
+
+    def emit(self, kind: str, value: Any) -> None:
+        if self.loop is not None and self.events is not None:
+            self.loop.call_soon_threadsafe(self.events.put_nowait, (kind, value))
+
+    def stop(self, reason: str) -> None:
+        if not self.stop_flag.is_set():
+            self.stop_reason = reason
+            self.stop_flag.set()
+
+
+class QueueFull(Exception):
+    """More requests than one generation plus the queue limit."""
+
+
+class Engine:
+    """Loads the model before the server opens its port; runs jobs one at a time."""
+
+    def __init__(self, model_dir: Path, max_context: int = 4096, queue_limit: int = 4,
+                 model_id: str | None = None) -> None:
+        self.model_dir = model_dir
+        self.model_id = model_id or (MODEL_ID if (model_dir / "BUILD").exists() else str(model_dir))
+        self.max_context = max_context
+        self.queue_limit = queue_limit
+        self.jobs: queue.Queue[Job] = queue.Queue()
+        self.lock = threading.Lock()
+        self.admitted = 0
+        self.counters = {"running": 0, "queued": 0, "completed": 0, "cancelled": 0, "failed": 0}
+        self.active: dict[str, Job] = {}
+        self.ready = threading.Event()
+        self.load_error: BaseException | None = None
+        self.model: Any = None
+        self.tokenizer: Any = None
+        self.grammars: Any = None
+        self.thread = threading.Thread(target=self._worker, name="generation", daemon=True)
+
+    def start(self) -> None:
+        """Start the worker and wait until it has loaded the model."""
+        self.thread.start()
+        self.ready.wait()
+        if self.load_error is not None:
+            raise RuntimeError(f"the model did not load: {self.load_error}") from self.load_error
+
+    def admit(self) -> None:
+        """Take a place (one generating plus ``queue_limit`` waiting) or raise ``QueueFull``."""
+        with self.lock:
+            if self.admitted >= 1 + self.queue_limit:
+                raise QueueFull
+            self.admitted += 1
+
+    def release(self) -> None:
+        with self.lock:
+            self.admitted -= 1
+
+    def submit(self, job: Job) -> None:
+        with self.lock:
+            self.counters["queued"] += 1
+            if job.request_id:
+                self.active[job.request_id] = job
+        self.jobs.put(job)
+
+    def forget(self, job: Job) -> None:
+        with self.lock:
+            if job.request_id and self.active.get(job.request_id) is job:
+                del self.active[job.request_id]
+
+    def cancel(self, request_id: str) -> bool:
+        with self.lock:
+            job = self.active.get(request_id)
+        if job is None or job.stop_flag.is_set():
+            return False
+        job.stop("cancelled")
+        return True
+
+    def health(self) -> dict[str, Any]:
+        with self.lock:
+            counters = dict(self.counters)
+            admitted = self.admitted
+        return {"running": counters["running"], "queued": counters["queued"], "completed": counters["completed"],
+                "cancelled": counters["cancelled"], "failed": counters["failed"], "admitted": admitted}
+
+    def _worker(self) -> None:
+        try:
+            from mlx_lm import load
+
+            from reference_server.grammar import Grammars
+
+            loaded = load(str(self.model_dir))
+            self.model, self.tokenizer = loaded[0], loaded[1]
+            self.grammars = Grammars(self.tokenizer)
+        except BaseException as exc:  # noqa: BLE001 - reported by start()
+            self.load_error = exc
+            self.ready.set()
+            return
+        self.ready.set()
+        while True:
+            job = self.jobs.get()
+            with self.lock:
+                self.counters["queued"] -= 1
+                self.counters["running"] += 1
+            outcome = "completed"
+            try:
+                outcome = self._generate(job)
+            except Exception as exc:  # noqa: BLE001 - a generation failure after the headers
+                outcome = "failed"
+                job.emit("error", f"generation failed: {type(exc).__name__}: {exc}")
+            finally:
+                with self.lock:
+                    self.counters["running"] -= 1
+                    self.counters[outcome] += 1
+
+    def _generate(self, job: Job) -> str:
+        import mlx.core as mx
+        from mlx_lm import stream_generate
+        from mlx_lm.sample_utils import make_sampler
+
+        if job.stop_flag.is_set():
+            job.emit("done", (job.stop_reason, 0))
+            return "cancelled"
+        mx.random.seed(job.seed if job.seed is not None else time.time_ns() % (2**32))
+        sampler = make_sampler(temp=job.temperature, top_p=job.top_p if job.top_p < 1 else 0.0, top_k=job.top_k)
+        count, finish = 0, "stop"
+        for step in stream_generate(self.model, self.tokenizer, job.prompt, max_tokens=job.max_tokens,
+                                    sampler=sampler, logits_processors=job.processors or None):
+            if job.stop_flag.is_set():
+                finish = job.stop_reason
+                break
+            count = step.generation_tokens
+            if step.text:
+                job.emit("text", step.text)
+            if step.finish_reason is not None:
+                finish = step.finish_reason
+        job.emit("done", (finish, count))
+        return "cancelled" if finish in ("disconnect", "cancelled") else "completed"

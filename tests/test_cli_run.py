@@ -1,0 +1,104 @@
+"""`conformance run`, `baseline` and `report compare`: options, exit codes, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.baseline import apply_baseline, make_baseline
+from conformance.report.matrix import write_matrix
+from conformance.results import CheckEntry, RunResult
+
+
+def conformance(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+CASES = [
+    ("userinfo", ["--base-url", "http://u:p@127.0.0.1:1/v1"], "user name or password"),
+    ("query", ["--base-url", "http://127.0.0.1:1/v1?a=b"], "must not carry a query"),
+    ("unknown-category", ["--base-url", "http://127.0.0.1:1", "--category", "nope"], "unknown category"),
+    ("unknown-rule", ["--base-url", "http://127.0.0.1:1", "--rule", "XYZ-999"], "unknown rule"),
+    ("unknown-capability", ["--base-url", "http://127.0.0.1:1", "--expect", "teleport"], "unknown capability"),
+    ("missing-baseline", ["--base-url", "http://127.0.0.1:1", "--baseline", "/no/such.json"], "does not exist"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_usage_errors_exit_2_with_one_sentence(args: list[str], message: str) -> None:
+    proc = conformance("run", *args)
+    assert proc.returncode == 2
+    assert message in proc.stderr and "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_unreachable_target_exits_3(tmp_path: Path) -> None:
+    proc = conformance("run", "--base-url", f"http://127.0.0.1:{free_port()}/v1", "--report-dir", str(tmp_path))
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "did not answer" in proc.stdout + proc.stderr and "Traceback" not in proc.stdout + proc.stderr
+
+
+def result_with(*entries: tuple[str, str, str, str]) -> RunResult:
+    result = RunResult(tool={"name": "chat-conformance", "version": "0"}, started_at="2026-11-29T00:00:00+00:00",
+                       target={"base_url": "http://x", "model": "m", "profile": "openai", "capabilities": {}})
+    result.checks = [CheckEntry(rule, "chunks", level, scenario, outcome) for rule, level, scenario, outcome in entries]
+    return result
+
+
+def test_baseline_tolerates_known_failures_and_flags_stale_ones() -> None:
+    result = result_with(("CHK-009", "must", "stream-plain", "failed"), ("CHK-003", "must", "stream-plain", "passed"))
+    assert result.failed_gate()
+    apply_baseline(result, [{"rule": "CHK-009", "scenario": "stream-plain"}])
+    assert not result.failed_gate()
+    apply_baseline(result, [{"rule": "CHK-009", "scenario": "stream-plain"},
+                            {"rule": "CHK-003", "scenario": "stream-plain"}])
+    assert result.stale_baseline == [{"rule": "CHK-003", "scenario": "stream-plain"}] and result.failed_gate()
+
+
+def test_strict_gates_on_should() -> None:
+    result = result_with(("CHK-010", "should", "stream-plain", "failed"))
+    assert not result.failed_gate()
+    result.strict = True
+    assert result.failed_gate()
+
+
+def test_baseline_command_round_trip(tmp_path: Path) -> None:
+    doc = result_with(("CHK-009", "must", "stream-plain", "failed"), ("SSE-009", "advisory", "stream-plain",
+                                                                       "failed")).to_json()
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(doc))
+    proc = conformance("baseline", str(path))
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["known_failures"] == [{"rule": "CHK-009", "scenario": "stream-plain"}]
+    assert make_baseline(doc)["known_failures"] == [{"rule": "CHK-009", "scenario": "stream-plain"}]
+
+
+def test_compare_writes_a_matrix(tmp_path: Path) -> None:
+    a = result_with(("CHK-009", "must", "stream-plain", "failed")).to_json()
+    b = result_with(("CHK-009", "must", "stream-plain", "passed")).to_json()
+    paths = write_matrix([a, b], ["one", "two"], tmp_path)
+    md = paths[0].read_text()
+    assert "| CHK-009 role appears once per choice, on its first delta, and is assistant | must | FAIL | pass |" in md
+    paths_cli = tmp_path / "cli"
+    (tmp_path / "a.json").write_text(json.dumps(a))
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    proc = conformance("report", "compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--out",
+                       str(paths_cli))
+    assert proc.returncode == 0 and (paths_cli / "matrix.html").exists()
+
+
+def test_compare_refuses_a_non_results_file(tmp_path: Path) -> None:
+    (tmp_path / "x.json").write_text("[]")
+    proc = conformance("report", "compare", str(tmp_path / "x.json"), "--out", str(tmp_path))
+    assert proc.returncode == 2 and "not a results.json" in proc.stderr
