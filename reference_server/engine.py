@@ -36,8 +36,13 @@ class Job:
     request_id: str = ""
 
     def emit(self, kind: str, value: Any) -> None:
-        if self.loop is not None and self.events is not None:
+        """Hand one event to the request's event loop; dropped if the request is already gone."""
+        if self.loop is None or self.events is None or self.loop.is_closed():
+            return
+        try:
             self.loop.call_soon_threadsafe(self.events.put_nowait, (kind, value))
+        except RuntimeError:  # the loop closed between the check and the call
+            pass
 
     def stop(self, reason: str) -> None:
         if not self.stop_flag.is_set():

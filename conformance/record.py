@@ -1,0 +1,50 @@
+"""Record a server's exchanges as fixtures (exact bytes + sidecar), for offline judging and replay."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conformance.checks import evaluate
+from conformance.exchange import Exchange, analyze
+from conformance.inspect import assembled_json
+from conformance.repro import redact_headers
+from conformance.runner import Runner
+from conformance.scenarios import BY_NAME
+
+SUFFIX = {"sse": ".sse", "ndjson": ".ndjson"}
+
+
+def sidecar(ex: Exchange, source: str, profile: str) -> dict[str, Any]:
+    """The sidecar of one recorded exchange: what was sent, what came back, what it shows."""
+    a = analyze(ex, profile)
+    failed = sorted(v.rule.id for v in evaluate(a) if v.outcome == "failed")
+    assembled = assembled_json(a)
+    return {
+        "description": f"scenario {ex.scenario}, recorded live", "source": source, "request": ex.request,
+        "method": ex.method, "path": ex.path, "status": ex.status, "headers": [list(h) for h in ex.headers],
+        "request_headers": [list(h) for h in redact_headers(ex.request_headers)], "http_version": ex.http_version,
+        "request_http_version": ex.request_http_version, "intent": ex.intent,
+        "observations": {k: v for k, v in ex.observations.items() if k != "elapsed_s"}, "profile": profile,
+        "arrivals": [list(p) for p in ex.arrivals],
+        "expected": {"failed": failed, "assembled": {k: assembled[k] for k in ("content", "reasoning",
+                                                                               "finish_reason", "tool_calls")}},
+    }
+
+
+def record_fixtures(runner: Runner, scenarios: list[str], out: Path, source: str) -> list[Path]:
+    """Run each scenario once and write its first exchange as ``out/<scenario>.<ext>`` + ``.json``."""
+    runner.discover()
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in scenarios:
+        outcome = runner.run_scenario(BY_NAME[name])
+        ex = outcome.exchanges[0]
+        fmt = analyze(ex).format
+        body = out / f"{name}{SUFFIX.get(fmt, '.body')}"
+        body.write_bytes(ex.body)
+        meta = sidecar(ex, source, runner.target.profile)
+        (out / f"{name}.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        written.append(body)
+    return written
