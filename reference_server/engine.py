@@ -73,6 +73,7 @@ class Engine:
         self.model: Any = None
         self.tokenizer: Any = None
         self.grammars: Any = None
+        self.max_token_bytes = 64
         self.thread = threading.Thread(target=self._worker, name="generation", daemon=True)
 
     def start(self) -> None:
@@ -128,6 +129,7 @@ class Engine:
 
             loaded = load(str(self.model_dir))
             self.model, self.tokenizer = loaded[0], loaded[1]
+            self.max_token_bytes = max(len(t.encode("utf-8")) for t in self.tokenizer.get_vocab()) + 4
             self.grammars = Grammars(self.tokenizer)
         except BaseException as exc:  # noqa: BLE001 - reported by start()
             self.load_error = exc

@@ -1,0 +1,46 @@
+"""Wall time of the full live suite against a fast server (the bundled reference server), with the
+scenarios run concurrently (--workers 4) and one at a time (--workers 1), in one run.
+
+    python benchmarks/suite.py [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from conformance.runner import Runner
+from conformance.scenarios import CAPABILITIES
+from conformance.servers import free_port, start
+from conformance.target import Target
+
+
+def one_run(base_url: str, workers: int) -> tuple[float, int, bool]:
+    runner = Runner(Target(base_url=base_url, workers=workers, expect=frozenset(CAPABILITIES)))
+    try:
+        start_time = time.perf_counter()
+        result = runner.run()
+        return time.perf_counter() - start_time, len(result.checks), result.failed_gate()
+    finally:
+        runner.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    port = free_port()
+    with start([sys.executable, "-m", "reference_server", "--port", str(port)], port, ready_path="/health") as ref:
+        rows = {}
+        for workers in (4, 1):
+            runs = [one_run(ref.base_url, workers) for _ in range(args.repeat)]
+            rows[workers] = (min(r[0] for r in runs), runs[0][1], any(r[2] for r in runs))
+    print(f"full suite against the reference server, best of {args.repeat}")
+    for workers, (seconds, checks, failed) in rows.items():
+        print(f"  --workers {workers}: {seconds:6.2f} s for {checks} checks ({'FAIL' if failed else 'PASS'}), "
+              f"{rows[1][0] / seconds:4.2f}x the one-at-a-time run")
+
+
+if __name__ == "__main__":
+    main()
