@@ -11,7 +11,7 @@ nox.options.default_venv_backend = "venv"
 @nox.session
 def tests(session: nox.Session) -> None:
     """The test suite, as CI runs it."""
-    session.install("-e", ".[dev]")
+    session.install("-e", ".[dev,reference]")
     session.run("pytest", "-q", *session.posargs)
 
 
@@ -24,15 +24,15 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """mypy strict on conformance/."""
-    session.install("-e", ".[dev]")
+    """mypy strict on conformance/ and reference_server/."""
+    session.install("-e", ".[dev,reference]")
     session.run("mypy")
 
 
 @nox.session
 def fuzz(session: nox.Session) -> None:
     """Byte-split and decoder fuzzing with the deep Hypothesis profile."""
-    session.install("-e", ".[dev]")
+    session.install("-e", ".[dev,reference]")
     session.run("pytest", "-q", "tests/fuzz", *session.posargs, env={"HYPOTHESIS_PROFILE": "deep"})
 
 
@@ -41,3 +41,10 @@ def bench(session: nox.Session) -> None:
     """The decode benchmark against httpx-sse and the openai SDK."""
     session.install("-e", ".[dev]")
     session.run("python", "benchmarks/decode.py", *session.posargs)
+
+
+@nox.session
+def reference(session: nox.Session) -> None:
+    """The full live suite against the bundled reference server; the reports go to reports/reference."""
+    session.install("-e", ".[reference]")
+    session.run("conformance", "run", "--report-dir", "reports/reference", *session.posargs)

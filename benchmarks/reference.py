@@ -61,7 +61,7 @@ def raw_generate(model_dir: str, tokens: int, constrained: bool = False) -> tupl
     start = time.perf_counter()
     first = last = None
     count = 0
-    for step in stream_generate(model, tokenizer, prompt, max_tokens=tokens, logits_processors=processors or None):
+    for _ in stream_generate(model, tokenizer, prompt, max_tokens=tokens, logits_processors=processors or None):
         now = time.perf_counter()
         first = first or now
         last = now

@@ -50,6 +50,8 @@ class Request:
     scenario: str = "live"
     stop_after_events: int | None = None  # disconnect after this many SSE events
     first_event: threading.Event | None = None  # set when the first SSE event has arrived
+    arrived: threading.Semaphore | None = None  # released when the stream stops reading (burst scenarios)
+    hold: threading.Event | None = None  # wait for this before disconnecting (burst scenarios)
 
     def encoded(self) -> bytes | None:
         if self.content is not None:
@@ -128,6 +130,9 @@ def _read_body(response: httpx.Response, body: bytearray, arrivals: list[tuple[f
             if seen and req.first_event is not None:
                 req.first_event.set()
             if req.stop_after_events is not None and seen >= req.stop_after_events:
+                if req.arrived is not None and req.hold is not None:
+                    req.arrived.release()
+                    req.hold.wait(limits.idle)
                 return {"disconnected_after_events": seen}
     if req.first_event is not None:
         req.first_event.set()

@@ -174,8 +174,21 @@ class Runner:
 
     def _burst(self, req: Request) -> list[Exchange]:
         """Many requests at once, each left after its first event; the refused ones are what it shows."""
+        arrived, release = threading.Semaphore(0), threading.Event()
+        held = replace(req, stop_after_events=1, arrived=arrived, hold=release)
+
+        def one(_: int) -> Exchange:
+            ex = self.send(held)
+            if "disconnected_after_events" not in ex.observations:
+                arrived.release()  # refused (or ended) without holding a stream
+            return ex
+
         with ThreadPoolExecutor(max_workers=BURST) as pool:
-            exchanges = list(pool.map(lambda _: self.send(replace(req, stop_after_events=1)), range(BURST)))
+            futures = [pool.submit(one, i) for i in range(BURST)]
+            for _ in range(BURST):  # every request is answered and every stream held, then all let go
+                arrived.acquire(timeout=self.target.limits.first_byte)
+            release.set()
+            exchanges = [f.result() for f in futures]
         refused = [ex for ex in exchanges if ex.status == 429]
         time.sleep(0.5)  # let the server notice the disconnects before the next scenario
         return (refused or exchanges[:1])[:2]
