@@ -61,6 +61,17 @@ class Request:
         return None
 
 
+def request_headers(req: Request, api_key: str | None = None) -> dict[str, str]:
+    """The headers sent: the request's own, a JSON Content-Type for a body, the bearer key."""
+    headers = dict(req.headers)
+    has_body = req.content is not None or req.body is not None
+    if has_body and not any(k.lower() == "content-type" for k in headers):
+        headers["Content-Type"] = "application/json"
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    return headers
+
+
 def join_url(base_url: str, path: str) -> str:
     """``base_url`` is normalized to end without /v1; ``path`` starts with / and names /v1 itself."""
     return base_url.rstrip("/") + path
@@ -70,12 +81,8 @@ def record(client: httpx.Client, base_url: str, req: Request, limits: Limits | N
            api_key: str | None = None) -> Exchange:
     """Send ``req`` and record the exchange; never raises for what the server does."""
     limits = limits or Limits()
-    headers = dict(req.headers)
+    headers = request_headers(req, api_key)
     content = req.encoded()
-    if content is not None and not any(k.lower() == "content-type" for k in headers):
-        headers["Content-Type"] = "application/json"
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
     observations: dict[str, Any] = {}
     arrivals: list[tuple[float, int]] = []
     body = bytearray()

@@ -15,7 +15,7 @@ from typing import Any
 from conformance.wire.chat import Assembled, Payload, assemble_body, decode_and_assemble, loads_strict
 from conformance.wire.errors import WireError
 from conformance.wire.ndjson import MISSING, NDJSONDecoder, NDJSONLine, decode_ndjson
-from conformance.wire.sse import SSEEvent, SSEStats
+from conformance.wire.sse import SSEEvent, SSEStats, pieces
 
 CHAT_PATH = "/v1/chat/completions"
 
@@ -172,9 +172,8 @@ def analyze(exchange: Exchange, profile: str | Profile = "openai",
     analysis = Analysis(exchange, prof, fmt)
     try:
         if fmt == "sse":
-            bounds = [0, *(cuts or ()), len(exchange.body)]
-            pieces = (exchange.body[a:b] for a, b in zip(bounds, bounds[1:], strict=False))
-            analysis.events, analysis.stats, analysis.payloads, analysis.assembled = decode_and_assemble(pieces)
+            decoded = decode_and_assemble(pieces(exchange.body, cuts))
+            analysis.events, analysis.stats, analysis.payloads, analysis.assembled = decoded
         elif fmt == "ndjson":
             analysis.lines, analysis.ndjson = decode_ndjson(exchange.body, cuts)
         elif fmt == "json":

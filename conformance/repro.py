@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 
-from conformance.client import Request, join_url
+from conformance.client import Request, join_url, request_headers
 
 MAX_INLINE_BODY = 2048
 REDACTED = "Bearer <redacted>"
@@ -24,13 +24,8 @@ def curl(base_url: str, req: Request, api_key: str | None = None) -> str:
     if req.method != "POST" or req.encoded() is None:
         parts += ["-X", req.method]
     parts.append(join_url(base_url, req.path))
-    headers = dict(req.headers)
     body = req.encoded()
-    if body is not None and not any(k.lower() == "content-type" for k in headers):
-        headers["Content-Type"] = "application/json"
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
-    for name, value in redact_headers(headers):
+    for name, value in redact_headers(request_headers(req, api_key)):
         parts += ["-H", f"{name}: {value}"]
     if body is not None:
         if len(body) <= MAX_INLINE_BODY:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from conformance.wire.sse import pieces
+
 settings.register_profile("ci", max_examples=25, derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.register_profile("deep", max_examples=2000, deadline=None)
@@ -47,5 +49,4 @@ def chunkings(draw: st.DrawFn, data: bytes, max_cuts: int = 64) -> list[int]:
 
 def split(data: bytes, cuts: list[int]) -> list[bytes]:
     """The pieces of ``data`` between the cut points."""
-    bounds = [0, *cuts, len(data)]
-    return [data[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    return pieces(data, cuts)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.wire.errors import WireError
-from conformance.wire.sse import DEFAULT_MAX_LINE
+from conformance.wire.sse import DEFAULT_MAX_LINE, pieces
 
 
 class _Missing:
@@ -114,10 +114,7 @@ def decode_ndjson(body: bytes, cuts: list[int] | None = None) -> tuple[list[NDJS
     """Decode a whole body, optionally fed in pieces cut at the given offsets."""
     decoder = NDJSONDecoder()
     lines: list[NDJSONLine] = []
-    prev = 0
-    for cut in cuts or ():
-        lines += decoder.feed(body[prev:cut])
-        prev = cut
-    lines += decoder.feed(body[prev:])
+    for piece in pieces(body, cuts):
+        lines += decoder.feed(piece)
     lines += decoder.close()
     return lines, decoder

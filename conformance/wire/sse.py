@@ -273,14 +273,17 @@ class SSEDecoder:
             self.stats.done_end = end
 
 
+def pieces(body: bytes, cuts: list[int] | None = None) -> list[bytes]:
+    """The pieces of ``body`` between sorted cut points (the whole body when there are none)."""
+    bounds = [0, *(cuts or ()), len(body)]
+    return [body[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
 def decode_sse(body: bytes, cuts: list[int] | None = None) -> tuple[list[SSEEvent], SSEStats]:
     """Decode a whole body, optionally fed in pieces cut at the given offsets."""
     decoder = SSEDecoder()
     events: list[SSEEvent] = []
-    prev = 0
-    for cut in cuts or ():
-        events += decoder.feed(body[prev:cut])
-        prev = cut
-    events += decoder.feed(body[prev:])
+    for piece in pieces(body, cuts):
+        events += decoder.feed(piece)
     events += decoder.close()
     return events, decoder.stats
