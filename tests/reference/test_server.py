@@ -15,6 +15,7 @@ import jsonschema
 import pytest
 
 from conformance.exchange import Exchange, analyze
+from conformance.results import schema
 from conformance.servers import ServerProcess
 from reference_server.engine import MODEL_ID
 from tests.reference.conftest import reference
@@ -146,6 +147,7 @@ def test_conformance_run_without_a_url_passes(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     doc = json.loads((tmp_path / "results.json").read_text())
+    jsonschema.validate(doc, schema())
     assert doc["summary"]["failed_by_level"] == {"must": 0, "should": 0, "advisory": 0}
     assert all(cap["supported"] for cap in doc["target"]["capabilities"].values())
     assert {"report.html", "report.md", "junit.xml"} <= {p.name for p in tmp_path.iterdir()}
