@@ -48,3 +48,10 @@ def reference(session: nox.Session) -> None:
     """The full live suite against the bundled reference server; the reports go to reports/reference."""
     session.install("-e", ".[reference]")
     session.run("conformance", "run", "--report-dir", "reports/reference", *session.posargs)
+
+
+@nox.session
+def selftest(session: nox.Session) -> None:
+    """Every defect and legal variation; the table goes to reports/selftest/selftest.md."""
+    session.install("-e", ".[reference]")
+    session.run("conformance", "selftest", *session.posargs)

@@ -181,6 +181,50 @@ def compare(results: tuple[Path, ...], out: Path) -> None:
         click.echo(str(path))
 
 
+@cli.command()
+@click.option("--defect", "defects", multiple=True, help="Only this defect or legal variation (repeatable).")
+@click.option("--report-dir", type=click.Path(path_type=Path, file_okay=False), default=Path("reports/selftest"),
+              show_default=True, help="Where selftest.md is written.")
+@click.option("--markdown", "as_markdown", is_flag=True, help="Print the table as Markdown.")
+@click.option("--readme", type=click.Path(path_type=Path, dir_okay=False),
+              help="Rewrite the table between the selftest markers of this README.")
+def selftest(defects: tuple[str, ...], report_dir: Path, as_markdown: bool, readme: Path | None) -> None:
+    """Run the suite against deliberately broken servers; exit 1 if a defect slips through."""
+    import importlib.util
+
+    if importlib.util.find_spec("reference_server.app") is None or importlib.util.find_spec("mlx_lm") is None:
+        raise UsageFailure("the self-test needs the reference extra: pip install -e '.[reference]'")
+    from conformance.selftest import Row, markdown, run_selftest
+    from reference_server.fault_catalog import BY_NAME
+
+    unknown = [d for d in defects if d not in BY_NAME and d != "reference"]
+    if unknown:
+        raise UsageFailure(f"unknown defect {unknown[0]!r}; choose from {', '.join(sorted(BY_NAME))}")
+
+    def line(row: Row) -> None:
+        kind = "legal " if row.legal else "defect"
+        mark = "ok  " if row.ok else "MISS" if not row.legal else "FAIL"
+        detail = row.error or (f"caught by {', '.join(row.caught_by)}" if row.caught_by else "not caught"
+                               if not row.legal else "no must/should failure" if row.ok else "")
+        extra = f"; extra: {', '.join(row.extra)}" if row.extra else ""
+        if not as_markdown:
+            click.echo(f"{mark} {kind} {row.name:32} {detail}{extra} ({row.seconds:.1f} s)")
+
+    rows = run_selftest(list(defects) or None, log=line)
+    table = markdown(rows)
+    report_dir.mkdir(parents=True, exist_ok=True)
+    (report_dir / "selftest.md").write_text(table, encoding="utf-8")
+    if readme is not None:
+        from conformance.selftest import replace_section
+
+        try:
+            readme.write_text(replace_section(readme.read_text(encoding="utf-8"), table), encoding="utf-8")
+        except (OSError, ValueError) as exc:
+            raise UsageFailure(f"cannot update {str(readme)!r}: {exc}") from None
+    click.echo(table if as_markdown else table.splitlines()[0])
+    sys.exit(EXIT_OK if all(r.ok for r in rows) else EXIT_FAILED)
+
+
 @cli.command("serve-reference")
 @click.option("--model", "model_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--host", default="127.0.0.1", show_default=True)

@@ -7,12 +7,12 @@ from pathlib import Path
 
 
 def serve(model_dir: Path | None = None, host: str = "127.0.0.1", port: int = 8080, max_context: int = 4096,
-          queue_limit: int = 4, api_key: str | None = None) -> None:
+          queue_limit: int = 4, api_key: str | None = None, fault: str | None = None) -> None:
     """Load the model, then serve until interrupted."""
     from reference_server.app import run_server
 
     run_server(model_dir=model_dir, host=host, port=port, max_context=max_context, queue_limit=queue_limit,
-               api_key=api_key)
+               api_key=api_key, fault=fault)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,8 +25,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-context", type=int, default=4096)
     parser.add_argument("--queue-limit", type=int, default=4)
     parser.add_argument("--api-key")
+    parser.add_argument("--fault", help=argparse.SUPPRESS)  # self-test only: one deliberate defect
     args = parser.parse_args(argv)
-    serve(args.model, args.host, args.port, args.max_context, args.queue_limit, args.api_key)
+    if args.fault is not None:
+        from reference_server.fault_catalog import BY_NAME
+
+        if args.fault not in BY_NAME:
+            parser.error(f"unknown fault {args.fault!r}")
+    serve(args.model, args.host, args.port, args.max_context, args.queue_limit, args.api_key, args.fault)
     return 0
 
 

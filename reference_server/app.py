@@ -283,15 +283,25 @@ def build_app(engine: Engine, api_key: str | None = None) -> Starlette:
 
 
 def run_server(model_dir: Path | None, host: str, port: int, max_context: int, queue_limit: int,
-               api_key: str | None) -> None:
+               api_key: str | None, fault: str | None = None) -> None:
     """Load the model, then open the port and print one ready line."""
     import uvicorn
 
     from reference_server.model import ensure
 
-    engine = Engine(model_dir or ensure(), max_context=max_context, queue_limit=queue_limit)
+    chosen = None
+    if fault is not None:
+        from reference_server.fault_catalog import BY_NAME
+
+        chosen = BY_NAME[fault]
+    engine = Engine(model_dir or ensure(), max_context=max_context, queue_limit=queue_limit,
+                    faults=chosen.engine if chosen else None)
     engine.start()
-    app = build_app(engine, api_key)
+    app: Any = build_app(engine, api_key)
+    if chosen is not None:
+        from reference_server.faults import FaultLayer
+
+        app = FaultLayer(app, chosen)
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))

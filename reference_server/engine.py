@@ -34,6 +34,7 @@ class Job:
     stop_flag: threading.Event = field(default_factory=threading.Event)
     stop_reason: str = ""  # disconnect | cancelled | stop (a stop sequence)
     request_id: str = ""
+    ignore: set[str] = field(default_factory=set)  # stop reasons a faulty server ignores (self-test only)
 
     def emit(self, kind: str, value: Any) -> None:
         """Hand one event to the request's event loop; dropped if the request is already gone."""
@@ -45,6 +46,8 @@ class Job:
             pass
 
     def stop(self, reason: str) -> None:
+        if reason in self.ignore:
+            return
         if not self.stop_flag.is_set():
             self.stop_reason = reason
             self.stop_flag.set()
@@ -58,7 +61,8 @@ class Engine:
     """Loads the model before the server opens its port; runs jobs one at a time."""
 
     def __init__(self, model_dir: Path, max_context: int = 4096, queue_limit: int = 4,
-                 model_id: str | None = None) -> None:
+                 model_id: str | None = None, faults: dict[str, Any] | None = None) -> None:
+        self.faults = faults or {}  # engine misbehaviour for the self-test only (reference_server.faults)
         self.model_dir = model_dir
         self.model_id = model_id or (MODEL_ID if (model_dir / "BUILD").exists() else str(model_dir))
         self.max_context = max_context
@@ -95,6 +99,7 @@ class Engine:
             self.admitted -= 1
 
     def submit(self, job: Job) -> None:
+        job.ignore = {"disconnect"} if self.faults.get("ignore_disconnect") else set()
         with self.lock:
             self.counters["queued"] += 1
             if job.request_id:
@@ -111,7 +116,8 @@ class Engine:
             job = self.active.get(request_id)
         if job is None or job.stop_flag.is_set():
             return False
-        job.stop("cancelled")
+        if not self.faults.get("ignore_cancel"):
+            job.stop("cancelled")
         return True
 
     def health(self) -> dict[str, Any]:

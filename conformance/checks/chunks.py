@@ -160,16 +160,19 @@ def text_types(a: Analysis) -> Iterator[Finding]:
 @check("CHK-012", when=(chat_sse,))
 def true_deltas(a: Analysis) -> Iterator[Finding]:
     so_far: dict[int, str] = {}
+    previous: dict[int, str] = {}
     for event, index, delta in deltas(a):
         text = delta.get("content")
-        if not isinstance(text, str):
+        if not isinstance(text, str) or not text:
             continue
-        before = so_far.get(index, "")
-        if len(before) >= 16 and text.startswith(before):
-            yield finding(a, "CHK-012", f"a delta that repeats the {len(before)} characters so far",
-                          "only the new text in each delta", event=event)
+        before, last = so_far.get(index, ""), previous.get(index, "")
+        repeats_all = len(before) >= 16 and text.startswith(before)
+        grows_last = len(last) >= 8 and len(text) > len(last) and text.startswith(last)
+        if repeats_all or grows_last:
+            yield finding(a, "CHK-012", f"a delta that repeats the {len(before if repeats_all else last)} "
+                          "characters before it", "only the new text in each delta", event=event)
             return
-        so_far[index] = before + text
+        so_far[index], previous[index] = before + text, text
 
 
 @check("CHK-013", when=(chat_answer,))

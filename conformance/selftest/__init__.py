@@ -1,0 +1,114 @@
+"""The self-test: run the suite against deliberately broken servers and measure what it catches.
+
+Each defect is the reference server with one ``--fault NAME`` (reference_server/faults.py): it must
+be caught by one of its expected rules. Each legal variation must pass with no must- or
+should-level failure, and so must the reference server itself.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from conformance.client import Limits
+from conformance.runner import Runner
+from conformance.scenarios import CAPABILITIES
+from conformance.servers import ServerFailed, free_port, start
+from conformance.target import ConfigError, Target, Unreachable
+
+MODEL_ID = "chat-conformance/bigram-ref"
+
+GATING = ("must", "should")
+
+
+@dataclass
+class Row:
+    """One server of the self-test and what the suite made of it."""
+
+    name: str
+    legal: bool
+    expected: tuple[str, ...]
+    caught_by: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        if self.error:
+            return False
+        return not self.extra if self.legal else bool(self.caught_by)
+
+
+def run_one(name: str | None, expected: tuple[str, ...], legal: bool) -> Row:
+    """Start the reference server with one fault (or none), run the suite, judge the outcome."""
+    row = Row(name or "reference (no fault)", legal, expected)
+    port = free_port()
+    argv = [sys.executable, "-m", "reference_server", "--port", str(port)] + (["--fault", name] if name else [])
+    clock = time.monotonic()
+    try:
+        with start(argv, port, ready_path="/health") as server:
+            runner = Runner(Target(base_url=server.base_url, model=MODEL_ID, expect=frozenset(CAPABILITIES),
+                                   limits=Limits(total=20, idle=10, first_byte=10)))
+            try:
+                result = runner.run()
+            finally:
+                runner.close()
+    except (ServerFailed, ConfigError, Unreachable) as exc:
+        row.error = str(exc).splitlines()[0][:200]
+        return row
+    failed_any = {c.rule for c in result.checks if c.outcome == "failed"}
+    failed_gating = {c.rule for c in result.checks if c.outcome in ("failed", "error") and c.level in GATING}
+    row.caught_by = sorted(failed_any & set(expected))
+    row.extra = sorted(failed_gating - set(expected))
+    row.seconds = time.monotonic() - clock
+    return row
+
+
+def run_selftest(names: list[str] | None = None, log: Callable[[Row], None] | None = None) -> list[Row]:
+    """The reference server, then each chosen defect and legal variation (all when ``names`` is None)."""
+    from reference_server.fault_catalog import DEFECTS, LEGAL
+
+    faults = [f for f in DEFECTS + LEGAL if names is None or f.name in names]
+    rows = [run_one(None, (), True)] if names is None or "reference" in names else []
+    if log and rows:
+        log(rows[0])
+    for fault in faults:
+        row = run_one(fault.name, fault.expected, fault.legal)
+        rows.append(row)
+        if log:
+            log(row)
+    return rows
+
+
+def markdown(rows: list[Row]) -> str:
+    """The self-test table for the README."""
+    defects = [r for r in rows if not r.legal]
+    legal = [r for r in rows if r.legal]
+    caught = sum(r.ok for r in defects)
+    false_pos = sum(not r.ok for r in legal)
+    lines = [f"Detection: {caught}/{len(defects)} defects caught by an expected rule "
+             f"({100 * caught / max(len(defects), 1):.0f} %); false positives: {false_pos} of {len(legal)} "
+             "legal servers (the legal variations and the reference server itself).", "",
+             "| server | kind | expected rule(s) | caught | caught by | extra must/should failures |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        kind = "legal" if r.legal else "defect"
+        verdict = ("pass" if r.ok else "FAIL") if r.legal else ("yes" if r.ok else "NO")
+        lines.append(f"| {r.name} | {kind} | {', '.join(r.expected) or '—'} | {verdict} | "
+                     f"{', '.join(r.caught_by) or '—'} | {', '.join(r.extra) or r.error or '—'} |")
+    return "\n".join(lines) + "\n"
+
+
+BEGIN, END = "<!-- selftest:begin -->", "<!-- selftest:end -->"
+
+
+def replace_section(text: str, table: str) -> str:
+    """``text`` with the part between the selftest markers replaced by ``table``."""
+    head, sep, rest = text.partition(BEGIN)
+    _, sep2, tail = rest.partition(END)
+    if not sep or not sep2:
+        raise ValueError("the README has no selftest markers")
+    return f"{head}{BEGIN}\n{table}{END}{tail}"

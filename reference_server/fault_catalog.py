@@ -1,0 +1,422 @@
+"""The catalogue of defects and legal variations, each from a row of ../shared/docs/DEVIATIONS.md
+or a seed document, each with the rules that must catch it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from reference_server.faults import (
+    Chunk,
+    Fault,
+    State,
+    _rand_id,
+    _set,
+    choice,
+    delta,
+    edit,
+    is_finish,
+    is_usage,
+    sse_frame,
+)
+
+
+def req(**changes: Any) -> Any:
+    """A request fault that sets (or, with None, removes) top-level fields of a chat request."""
+    def apply(body: Any) -> Any:
+        if not isinstance(body, dict):
+            return body
+        out = dict(body)
+        for key, value in changes.items():
+            if callable(value):
+                value = value(out)
+            if value is None:
+                out.pop(key, None)
+            else:
+                out[key] = value
+        return out
+    return apply
+
+
+def headers_set(name: bytes, value: bytes | None) -> Any:
+    def apply(headers: list[tuple[bytes, bytes]], state: State) -> list[tuple[bytes, bytes]]:
+        kept = [(k, v) for k, v in headers if k != name]
+        return kept + ([(name, value)] if value is not None else [])
+    return apply
+
+
+def on_sse(func: Any) -> Any:
+    def apply(headers: list[tuple[bytes, bytes]], state: State) -> list[tuple[bytes, bytes]]:
+        return func(headers, state) if state["kind"] == "sse" else headers
+    return apply
+
+
+def errors_only(func: Any) -> Any:
+    def apply(value: Any, state: State) -> Any:
+        return func(value, state) if state["status"] >= 400 and isinstance(value, dict) else value
+    return apply
+
+
+def content_map(func: Any) -> Any:
+    def apply(chunk: Chunk, state: State) -> None:
+        d = delta(chunk)
+        if isinstance(d.get("content"), str) and d["content"]:
+            d["content"] = func(d["content"], state)
+    return edit(apply)
+
+
+def tool_map(func: Any) -> Any:
+    def apply(chunk: Chunk, state: State) -> None:
+        for piece in delta(chunk).get("tool_calls") or []:
+            func(piece, state)
+    return edit(apply)
+
+
+def _usage_everywhere(chunk: Chunk, state: State) -> list[Any]:
+    if not is_usage(chunk):
+        chunk["usage"] = {"prompt_tokens": 1, "completion_tokens": state["events"],
+                          "total_tokens": 1 + state["events"]}
+    return [chunk]
+
+
+def _usage_on_finish(chunk: Chunk, state: State) -> list[Any]:
+    if is_finish(chunk):
+        state["finish"] = chunk
+        return []
+    if is_usage(chunk) and "finish" in state:
+        finish = state.pop("finish")
+        finish["usage"] = chunk["usage"]
+        return [finish]
+    return [chunk]
+
+
+def _finish_late(chunk: Chunk, state: State) -> list[Any]:
+    """Hold the finish chunk until the usage chunk has gone (or until [DONE])."""
+    if is_finish(chunk):
+        state["finish"] = chunk
+        return []
+    if is_usage(chunk) and "finish" in state:
+        return [chunk, state.pop("finish")]
+    return [chunk]
+
+
+def _done_after_held_finish(state: State) -> bytes:
+    held = state.pop("finish", None)
+    return (sse_frame(json.dumps(held).encode()) if held else b"") + sse_frame(b"[DONE]")
+
+
+def _finish_twice(chunk: Chunk, state: State) -> list[Any]:
+    if delta(chunk).get("content") and not state.get("done_once"):
+        state["done_once"] = True
+        choice(chunk)["finish_reason"] = "stop"
+    return [chunk]
+
+
+def _content_after_finish(chunk: Chunk, state: State) -> list[Any]:
+    if is_finish(chunk):
+        extra = json.loads(json.dumps(chunk))
+        extra["choices"][0] = {"index": 0, "delta": {"content": " more"}, "finish_reason": None}
+        return [chunk, extra]
+    return [chunk]
+
+
+def _cumulative(chunk: Chunk, state: State) -> list[Any]:
+    d = delta(chunk)
+    if isinstance(d.get("content"), str) and d["content"]:
+        state["so_far"] = state.get("so_far", "") + d["content"]
+        d["content"] = state["so_far"]
+    return [chunk]
+
+
+def _extra_choices_empty(chunk: Chunk, state: State) -> list[Any]:
+    if state["events"] == 1:
+        return [chunk, {**chunk, "choices": []}]
+    return [chunk]
+
+
+def _tool_to_content(chunk: Chunk, state: State) -> list[Any]:
+    d = delta(chunk)
+    for piece in d.pop("tool_calls", None) or []:
+        fn = piece.get("function") or {}
+        text = (f'<tool_call>{{"name": "{fn["name"]}", "arguments": ' if fn.get("name") else "") + fn.get("arguments", "")
+        d["content"] = d.get("content", "") + text
+    if is_finish(chunk) and choice(chunk)["finish_reason"] == "tool_calls":
+        choice(chunk)["finish_reason"] = "stop"
+        return [{**chunk, "choices": [{"index": 0, "delta": {"content": "}</tool_call>"}, "finish_reason": None}]},
+                chunk]
+    return [chunk]
+
+
+def _drop_last_args(chunk: Chunk, state: State) -> list[Any]:
+    """Each argument fragment is sent one chunk late, so the last one is never sent."""
+    pieces = delta(chunk).get("tool_calls") or []
+    if pieces and "id" not in pieces[0]:
+        held, state["held_piece"] = state.get("held_piece"), chunk
+        return [held] if held is not None else []
+    return [chunk]
+
+
+def _close_first(chunk: Chunk, state: State) -> list[Any]:
+    d = delta(chunk)
+    if isinstance(d.get("content"), str) and d["content"] and not state.get("closed"):
+        state["closed"] = True
+        d["content"] = "</think>" + d["content"]
+    return [chunk]
+
+
+def _reasoning_after(chunk: Chunk, state: State) -> list[Any]:
+    d = delta(chunk)
+    if d.get("reasoning_content"):
+        state.setdefault("thoughts", []).append(chunk)
+        return []
+    if d.get("content") and state.get("thoughts"):
+        return [chunk, *state.pop("thoughts")]
+    return [chunk]
+
+
+def _think_leak(chunk: Chunk, state: State) -> list[Any]:
+    d = delta(chunk)
+    if d.get("reasoning_content"):
+        d["content"] = "<think>" + d["reasoning_content"] + "</think>"
+    return [chunk]
+
+
+def _json_fence(chunk: Chunk, state: State) -> list[Any]:
+    d = delta(chunk)
+    if isinstance(d.get("content"), str) and d["content"] and not state.get("fenced"):
+        state["fenced"] = True
+        d["content"] = "```json\n" + d["content"]
+    if is_finish(chunk) and state.get("fenced"):
+        return [{**chunk, "choices": [{"index": 0, "delta": {"content": "\n```"}, "finish_reason": None}]}, chunk]
+    return [chunk]
+
+
+def _content_to_reasoning(chunk: Chunk, state: State) -> list[Any]:
+    d = delta(chunk)
+    if isinstance(d.get("content"), str) and d["content"]:
+        d["reasoning_content"] = d.pop("content")
+    return [chunk]
+
+
+def _mixed_frames(payload: bytes, state: State) -> bytes:
+    sep = b"\r\n" if state["events"] <= 2 else b"\n"
+    return b"data: " + payload + sep + sep
+
+
+def _retry_first(payload: bytes, state: State) -> bytes:
+    return (b"retry: 3s\n" if state["events"] == 1 else b"") + sse_frame(payload)
+
+
+def _bad_utf8(payload: bytes, state: State) -> bytes:
+    return sse_frame(payload.replace("é".encode(), b"\xc3"))
+
+
+def _tool_pieces_merged(chunk: Chunk, state: State) -> list[Any]:
+    pieces = delta(chunk).get("tool_calls") or []
+    if pieces and "id" in pieces[0]:
+        state["whole"] = chunk
+        return []
+    if pieces and "whole" in state:
+        state["whole"]["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"] += \
+            pieces[0]["function"].get("arguments", "")
+        return []
+    if is_finish(chunk) and "whole" in state:
+        return [state.pop("whole"), chunk]
+    return [chunk]
+
+
+def _ollama_last(func: Any) -> Any:
+    def apply(frame: Any, state: State) -> list[Any]:
+        return func(frame) if isinstance(frame, dict) and frame.get("done") is True else [frame]
+    return apply
+
+
+def _malformed_accepted(body: Any) -> Any:
+    if isinstance(body, dict) and isinstance(body.get("messages"), list):
+        return body
+    return {"model": "chat-conformance/bigram-ref", "messages": [{"role": "user", "content": "Hi"}], "stream": True}
+
+
+OLLAMA = ("/api/chat", "/api/generate")
+F = Fault
+
+DEFECTS: list[Fault] = [
+    # framing
+    F("no-done", ("SSE-002",), "A1 A2 A4", done=lambda s: b""),
+    F("events-after-done", ("SSE-003",), "seed 000", done=lambda s: sse_frame(b"[DONE]") + sse_frame(b'{"choices":[]}')),
+    F("bytes-after-done", ("SSE-004",), "seed 000", done=lambda s: sse_frame(b"[DONE]") + b": bye\n\n"),
+    F("one-newline-between-events", ("SSE-006", "SSE-002"), "A12", frame=lambda p, s: b"data: " + p + b"\n",
+      done=lambda s: b"data: [DONE]\n\n"),
+    F("done-without-blank-line", ("SSE-005", "SSE-002"), "A8", done=lambda s: b"data: [DONE]\n"),
+    F("bare-done", ("SSE-007", "SSE-002"), "A6", done=lambda s: b"[DONE]\n\n"),
+    F("named-events", ("SSE-008",), "A5", frame=lambda p, s: b"event: chunk\n" + sse_frame(p)),
+    F("invalid-utf8", ("SSE-001",), "B8", frame=_bad_utf8),
+    F("comment-as-data", ("SSE-006",), "A20", done=lambda s: sse_frame(b": OPENROUTER PROCESSING") + sse_frame(b"[DONE]")),
+    F("bad-retry", ("SSE-015",), "WHATWG", frame=_retry_first),
+    F("mixed-line-ends", ("SSE-016",), "A21", frame=_mixed_frames),
+    # transport
+    F("json-content-type", ("TRN-001",), "A24", headers=on_sse(headers_set(b"content-type", b"application/json"))),
+    F("no-cache-control", ("TRN-003",), "seed 000", headers=on_sse(headers_set(b"cache-control", None))),
+    F("request-id-not-echoed", ("TRN-006", "TRN-013"), "seed 000", headers=headers_set(b"x-request-id", b"other")),
+    F("buffered-to-end", ("TRN-007",), "F44", buffer=True),
+    F("stream-without-asking", ("TRN-009", "TRN-002"), "A28", request=req(stream=lambda b: True)),
+    F("latin1-charset", ("TRN-012",), "B rows",
+      headers=on_sse(headers_set(b"content-type", b"text/event-stream; charset=iso-8859-1"))),
+    # chunks
+    F("object-plural", ("CHK-002",), "C1", chunk=_set(("object",), "chat.completions.chunk")),
+    F("id-per-chunk", ("CHK-003",), "C10 C11", chunk=_set(("id",), lambda c, s: _rand_id())),
+    F("empty-id", ("CHK-003",), "C15", chunk=_set(("id",), "")),
+    F("model-changes", ("CHK-004",), "C24", chunk=_set(("model",), lambda c, s: f"model-{s['events']}")),
+    F("created-drifts", ("CHK-005",), "C14 C20", chunk=_set(("created",), lambda c, s: c["created"] + s["events"])),
+    F("created-ms", ("CHK-006",), "C18 C19", chunk=_set(("created",), lambda c, s: c["created"] * 1000)),
+    F("choice-index-missing", ("CHK-007",), "C34", chunk=edit(lambda c, s: choice(c).pop("index", None))),
+    F("n-ignored", ("CHK-007",), "I4", request=req(n=None)),
+    F("delta-null-on-finish", ("CHK-008",), "C9", chunk=_set(("choice", "delta"), None, is_finish)),
+    F("role-every-delta", ("CHK-009",), "C25 C26", chunk=edit(lambda c, s: delta(c).update(role="assistant")
+                                                                if c.get("choices") else None)),
+    F("role-empty", ("CHK-009",), "C29", chunk=edit(lambda c, s: delta(c).update(role="") if "role" in delta(c)
+                                                       else None)),
+    F("no-role", ("CHK-010",), "C30 C31", chunk=edit(lambda c, s: delta(c).pop("role", None))),
+    F("content-object", ("CHK-011",), "F38", chunk=content_map(lambda t, s: {"text": t})),
+    F("cumulative-deltas", ("CHK-012",), "A38", chunk=_cumulative),
+    F("replacement-char", ("CHK-013",), "B1 B2", chunk=content_map(lambda t, s: t.replace("é", "\ufffd"))),
+    F("empty-choices-chunk", ("CHK-014",), "C19", chunk=_extra_choices_empty),
+    F("refusal-with-content", ("CHK-018",), "seed 003 §3.2", chunk=edit(
+        lambda c, s: delta(c).update(refusal="No.") if delta(c).get("content") else None)),
+    F("non-stream-no-role", ("CHK-019",), "C36", body=lambda v, s: (v["choices"][0]["message"].pop("role", None), v)[1]
+      if isinstance(v, dict) and v.get("choices") else v),
+    # finish
+    F("finish-twice", ("FIN-001",), "D16", chunk=_finish_twice),
+    F("finish-never", ("FIN-001",), "D5 D6", chunk=_set(("choice", "finish_reason"), None, is_finish)),
+    F("finish-eos", ("FIN-002",), "D11 D12", chunk=_set(("choice", "finish_reason"), "eos_token", is_finish)),
+    F("finish-empty-string", ("FIN-002", "FIN-001"), "D1 D2", chunk=_set(
+        ("choice", "finish_reason"), "", lambda c: bool(c.get("choices")) and not is_finish(c))),
+    F("content-after-finish", ("FIN-003",), "D26", chunk=_content_after_finish),
+    F("finish-key-missing", ("FIN-005",), "D4", chunk=edit(
+        lambda c, s: choice(c).pop("finish_reason", None) if c.get("choices") and not is_finish(c) else None)),
+    F("max-tokens-ignored", ("FIN-006",), "I4",
+      request=req(max_tokens=lambda b: b["max_tokens"] * 4 if isinstance(b.get("max_tokens"), int) else None)),
+    F("length-reported-as-stop", ("FIN-007",), "D20 D22", chunk=_set(
+        ("choice", "finish_reason"), "stop", lambda c: is_finish(c) and choice(c)["finish_reason"] == "length")),
+    F("stop-ignored", ("FIN-008",), "I4 D25", request=req(stop=None)),
+    F("empty-answer", ("FIN-009",), "D6 F11", chunk=edit(lambda c, s: delta(c).pop("content", None)
+                                                       if delta(c).get("content") else None)),
+    # usage
+    F("usage-unrequested", ("USG-001",), "E1 E2", request=req(stream_options={"include_usage": True})),
+    F("usage-missing", ("USG-002", "USG-011"), "E12 E14", chunk=lambda c, s: [] if is_usage(c) else [c]),
+    F("usage-before-finish", ("USG-003",), "seed 003 §3.4", chunk=_finish_late, done=_done_after_held_finish),
+    F("usage-every-chunk", ("USG-004",), "E8 E9", chunk=_usage_everywhere),
+    F("usage-on-finish-chunk", ("USG-005",), "E4 E5", chunk=_usage_on_finish),
+    F("usage-choices-missing", ("USG-005",), "E18 E19", chunk=edit(lambda c, s: c.pop("choices") if is_usage(c)
+                                                                  else None)),
+    F("usage-wrong-total", ("USG-006",), "E10", chunk=edit(
+        lambda c, s: c["usage"].update(total_tokens=c["usage"]["total_tokens"] + 2) if is_usage(c) else None)),
+    F("usage-zero-completion", ("USG-010",), "E10", chunk=edit(
+        lambda c, s: c["usage"].update(completion_tokens=0, total_tokens=c["usage"]["prompt_tokens"])
+        if is_usage(c) else None)),
+    F("non-stream-no-usage", ("USG-008",), "E14", body=lambda v, s: (v.pop("usage", None), v)[1]
+      if isinstance(v, dict) and "choices" in v else v),
+    # tools
+    F("tool-index-missing", ("TOOL-001",), "F18 F19", chunk=tool_map(lambda p, s: p.pop("index", None))),
+    F("tool-index-from-one", ("TOOL-002",), "F28", chunk=tool_map(lambda p, s: p.update(index=p.get("index", 0) + 1))),
+    F("tool-id-missing", ("TOOL-003",), "F34 F36", chunk=tool_map(lambda p, s: p.pop("id", None))),
+    F("tool-type-missing", ("TOOL-005",), "F31", chunk=tool_map(lambda p, s: p.pop("type", None))),
+    F("tool-name-repeated", ("TOOL-006",), "F31 F33", chunk=tool_map(
+        lambda p, s: p["function"].update(name=s.setdefault("name", p["function"].get("name")))
+        if s.get("name") or p["function"].get("name") else None)),
+    F("tool-arguments-object", ("TOOL-007",), "F38 F39", chunk=tool_map(
+        lambda p, s: p["function"].update(arguments={"fragment": p["function"].get("arguments", "")}))),
+    F("tool-arguments-cut", ("TOOL-008",), "F41", chunk=_drop_last_args),
+    F("tool-call-in-content", ("TOOL-010",), "F12 F14", chunk=_tool_to_content),
+    F("tool-finish-stop", ("TOOL-016",), "F1 F5 F6 F8", chunk=_set(
+        ("choice", "finish_reason"), "stop", lambda c: is_finish(c) and choice(c)["finish_reason"] == "tool_calls")),
+    F("tool-id-changes", ("TOOL-015",), "F26 F29", chunk=tool_map(
+        lambda p, s: p.update(id="call_changed") if "id" not in p else None)),
+    F("tool-choice-none-ignored", ("TOOL-011",), "seed 003 §2.4",
+      request=req(tool_choice=lambda b: "auto" if b.get("tool_choice") == "none" else b.get("tool_choice"))),
+    F("tool-choice-required-ignored", ("TOOL-012", "TOOL-018"), "seed 003 §2.4",
+      request=req(tool_choice=lambda b: "none" if b.get("tool_choice") == "required" else b.get("tool_choice"))),
+    F("tool-schema-ignored", ("TOOL-009", "TOOL-006"), "seed 003 §2.4", request=req(
+        tools=lambda b: [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+        if b.get("tools") else None,
+        tool_choice=lambda b: "required" if b.get("tools") and b.get("tool_choice") != "none" else b.get("tool_choice"))),
+    # reasoning
+    F("think-markup-leaks", ("RSN-004",), "G9 G10", chunk=_think_leak),
+    F("think-close-only", ("RSN-003",), "G2", chunk=_close_first),
+    F("reasoning-ignored", ("RSN-005", "RSN-008"), "seed 003 §2.1", request=req(reasoning_effort=None)),
+    F("reasoning-despite-none", ("RSN-006",), "seed 003 §2.6",
+      request=req(reasoning_effort=lambda b: "low" if b.get("reasoning_effort") == "none" else b.get("reasoning_effort"))),
+    F("reasoning-after-answer", ("RSN-007",), "G12", chunk=_reasoning_after),
+    # structured
+    F("json-fenced", ("STR-002",), "seed 000 structured output", chunk=_json_fence),
+    F("response-format-ignored", ("STR-001", "STR-003", "STR-006"), "seed 003 §2.6",
+      request=req(response_format=None, messages=lambda b: [{"role": "user", "content": "Hi"}]
+                  if b.get("response_format") else b.get("messages"))),
+    F("json-in-reasoning", ("STR-005",), "seed 003 §2.6 (LM Studio #1773)", chunk=_content_to_reasoning),
+    # errors
+    F("error-flat", ("ERR-001",), "H9", body=errors_only(lambda v, s: {"object": "error", **v["error"]})),
+    F("error-string", ("ERR-001",), "H25", body=errors_only(lambda v, s: {"error": v["error"]["message"]})),
+    F("error-detail", ("ERR-001",), "H22", body=errors_only(lambda v, s: {"detail": v["error"]["message"]})),
+    F("error-empty-message", ("ERR-002",), "H10", body=errors_only(lambda v, s: {"error": {**v["error"], "message": ""}})),
+    F("error-no-code", ("ERR-003",), "H8", body=errors_only(lambda v, s: {"error": {"message": v["error"]["message"]}})),
+    F("error-text-plain", ("ERR-004",), "H21", headers=lambda h, s: headers_set(b"content-type", b"text/plain")(h, s)
+      if s["status"] >= 400 else h),
+    F("error-500", ("ERR-005",), "H11 H12", status=lambda code, s: 500 if 400 <= code < 500 and code != 429 else code),
+    F("bad-input-accepted", ("ERR-006", "ERR-007"), "I5 H2", request=_malformed_accepted),
+    F("unknown-model-served", ("ERR-012",), "H15 seed 003 §2.1",
+      request=req(model=lambda b: "chat-conformance/bigram-ref")),
+    F("unknown-parameter-accepted", ("ERR-013",), "I5 I6", request=lambda b: {
+        k: v for k, v in b.items() if k in ("model", "messages", "stream", "max_tokens")} if isinstance(b, dict)
+        and "temperatur" in b else b),
+    F("no-retry-after", ("ERR-014",), "seed 001", headers=lambda h, s: [(k, v) for k, v in h if k != b"retry-after"]),
+    F("oversized-as-400", ("ERR-015",), "seed 001", status=lambda code, s: 400 if code == 413 else code),
+    # cancellation
+    F("disconnect-ignored", ("CAN-001",), "J1 J2 J8", engine={"ignore_disconnect": True}),
+    F("cancel-noop", ("CAN-003", "CAN-002"), "J9 J10", engine={"ignore_cancel": True}, paths=("/v1/",)),
+    F("cancel-unknown-200", ("CAN-004", "CAN-006"), "seed 000", paths=("/v1/chat/completions/",),
+      status=lambda code, s: 200 if code == 404 else code,
+      body=lambda v, s: {"cancelled": True} if isinstance(v, dict) and v.get("cancelled") is False else v),
+    # models
+    F("models-bare-list", ("MOD-002",), "K1", paths=("/v1/models",), body=lambda v, s: v.get("data", v)
+      if isinstance(v, dict) else v),
+    F("models-no-owned-by", ("MOD-004",), "K4 K5", paths=("/v1/models",), body=lambda v, s: {
+        "object": "list", "data": [{"id": m["id"]} for m in v["data"]]} if isinstance(v, dict) and "data" in v else v),
+    F("models-duplicate", ("MOD-005",), "seed 003 §6", paths=("/v1/models",), body=lambda v, s: {
+        **v, "data": v["data"] * 2} if isinstance(v, dict) and "data" in v else v),
+    F("models-empty-body", ("MOD-001",), "K6", paths=("/v1/models",), body=lambda v, s: b""),
+    # ollama
+    F("ollama-no-done", ("OLL-003",), "L4 L8", paths=OLLAMA,
+      ndjson=_ollama_last(lambda f: [{k: v for k, v in f.items() if k != "done"}])),
+    F("ollama-done-no-reason", ("OLL-004",), "L4", paths=OLLAMA,
+      ndjson=_ollama_last(lambda f: [{k: v for k, v in f.items() if k != "done_reason"}])),
+    F("ollama-after-done", ("OLL-005",), "seed 002", paths=OLLAMA, ndjson=_ollama_last(lambda f: [f, {**f, "done": False}])),
+    F("ollama-text-plain", ("OLL-001",), "L1", paths=OLLAMA, headers=lambda h, s: headers_set(
+        b"content-type", b"text/plain")(h, s) if s["kind"] == "ndjson" else h),
+    F("ollama-partial-line", ("OLL-002",), "seed 002", paths=OLLAMA,
+      ndjson=_ollama_last(lambda f: [json.dumps(f).encode()])),
+    F("ollama-model-changes", ("OLL-008",), "seed 002", paths=OLLAMA, ndjson=_ollama_last(lambda f: [{**f, "model": "other"}])),
+]
+
+LEGAL: list[Fault] = [
+    F("data-without-space", (), "A9 (legal)", legal=True, frame=lambda p, s: b"data:" + p + b"\n\n"),
+    F("crlf", (), "A21 A22", legal=True, frame=lambda p, s: b"data: " + p + b"\r\n\r\n",
+      done=lambda s: b"data: [DONE]\r\n\r\n"),
+    F("bare-cr", (), "A22", legal=True, frame=lambda p, s: b"data: " + p + b"\r\r", done=lambda s: b"data: [DONE]\r\r"),
+    F("comments", (), "A14 A15", legal=True, frame=lambda p, s: b": keep-alive\n\n" + sse_frame(p)),
+    F("bare-colon-keepalive", (), "A16", legal=True, frame=lambda p, s: b":\n\n" + sse_frame(p)),
+    F("id-and-retry", (), "A18", legal=True, frame=lambda p, s: f"id: {s['events']}\nretry: 1000\n".encode()
+      + sse_frame(p)),
+    F("usage-null", (), "reference contract", legal=True,
+      chunk=edit(lambda c, s: c.setdefault("usage", None) if not is_usage(c) else None)),
+    F("extra-fields", (), "seed 003 §3.7", legal=True, chunk=edit(
+        lambda c, s: c.update(system_fingerprint="fp_1", service_tier="default", obfuscation="x" * (s["events"] % 5)))),
+    F("one-byte-per-write", (), "chunk boundaries anywhere", legal=True, split_bytes=True),
+    F("whole-tool-call", (), "F40", legal=True, chunk=_tool_pieces_merged),
+    F("reasoning-key", (), "G4 G5", legal=True, chunk=edit(
+        lambda c, s: delta(c).update(reasoning=delta(c).pop("reasoning_content"))
+        if "reasoning_content" in delta(c) else None)),
+    F("no-x-accel-buffering", (), "A30", legal=True, headers=lambda h, s: [(k, v) for k, v in h
+                                                                          if k != b"x-accel-buffering"]),
+]
+
+BY_NAME: dict[str, Fault] = {f.name: f for f in DEFECTS + LEGAL}
