@@ -198,6 +198,14 @@ def _content_to_reasoning(chunk: Chunk, state: State) -> list[Any]:
     return [chunk]
 
 
+def _split_chunk(payload: bytes, state: State) -> bytes:
+    """The second chunk's JSON cut in two, each half its own event."""
+    if state["events"] != 2 or not payload.startswith(b"{"):
+        return sse_frame(payload)
+    half = len(payload) // 2
+    return sse_frame(payload[:half]) + sse_frame(payload[half:])
+
+
 def _mixed_frames(payload: bytes, state: State) -> bytes:
     sep = b"\r\n" if state["events"] <= 2 else b"\n"
     return b"data: " + payload + sep + sep
@@ -250,6 +258,7 @@ DEFECTS: list[Fault] = [
     F("done-without-blank-line", ("SSE-005", "SSE-002"), "A8", done=lambda s: b"data: [DONE]\n"),
     F("bare-done", ("SSE-007", "SSE-002"), "A6", done=lambda s: b"[DONE]\n\n"),
     F("named-events", ("SSE-008",), "A5", frame=lambda p, s: b"event: chunk\n" + sse_frame(p)),
+    F("chunk-split-across-events", ("SSE-006",), "A9 A12", frame=_split_chunk),
     F("invalid-utf8", ("SSE-001",), "B8", frame=_bad_utf8),
     F("comment-as-data", ("SSE-006",), "A20", done=lambda s: sse_frame(b": OPENROUTER PROCESSING") + sse_frame(b"[DONE]")),
     F("bad-retry", ("SSE-015",), "WHATWG", frame=_retry_first),
@@ -357,6 +366,8 @@ DEFECTS: list[Fault] = [
     F("error-flat", ("ERR-001",), "H9", body=errors_only(lambda v, s: {"object": "error", **v["error"]})),
     F("error-string", ("ERR-001",), "H25", body=errors_only(lambda v, s: {"error": v["error"]["message"]})),
     F("error-detail", ("ERR-001",), "H22", body=errors_only(lambda v, s: {"detail": v["error"]["message"]})),
+    F("error-html", ("ERR-001", "ERR-004"), "A39 H20", body=errors_only(
+        lambda v, s: (s.update({"content-type": b"text/html"}), b"<html><body>Bad Request</body></html>")[1])),
     F("error-empty-message", ("ERR-002",), "H10", body=errors_only(lambda v, s: {"error": {**v["error"], "message": ""}})),
     F("error-no-code", ("ERR-003",), "H8", body=errors_only(lambda v, s: {"error": {"message": v["error"]["message"]}})),
     F("error-text-plain", ("ERR-004",), "H21", headers=lambda h, s: headers_set(b"content-type", b"text/plain")(h, s)
