@@ -225,6 +225,72 @@ def selftest(defects: tuple[str, ...], report_dir: Path, as_markdown: bool, read
     sys.exit(EXIT_OK if all(r.ok for r in rows) else EXIT_FAILED)
 
 
+def _replay_fixtures(pattern: str) -> list[Any]:
+    from conformance.fixtures import FIXTURES_DIR, load
+
+    paths = sorted(FIXTURES_DIR.glob(pattern)) if not Path(pattern).is_absolute() else sorted(
+        Path("/").glob(pattern.lstrip("/")))
+    fixtures = [load(p) for p in paths if p.suffix == ".json"]
+    chosen = [f for f in fixtures if f.body_path.suffix == ".sse" and (f.exchange.status or 200) == 200]
+    if not chosen:
+        raise UsageFailure(f"no SSE fixture matches {pattern!r} (patterns are relative to {FIXTURES_DIR})")
+    return chosen
+
+
+DEFAULT_REPLAY = "*/*.json"
+CHUNKING = click.Choice(["whole", "bytes", "random", "adversarial"])
+
+
+@cli.command()
+@click.option("--port", type=int, default=0, help="Port on 127.0.0.1 (default: a free one).")
+@click.option("--fixtures", "pattern", default=DEFAULT_REPLAY, show_default=True,
+              help="Fixture sidecars to serve, a glob under fixtures/.")
+@click.option("--chunking", type=CHUNKING, default="adversarial", show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+def replay(port: int, pattern: str, chunking: str, seed: int) -> None:
+    """Serve recorded streams to a client under test, re-cut and re-timed, one fixture per request in turn."""
+    from conformance.fuzz.replay import ReplayServer
+
+    fixtures = _replay_fixtures(pattern)
+    try:
+        server = ReplayServer(fixtures, chunking=chunking, seed=seed, port=port).start()
+    except OSError as exc:
+        raise UsageFailure(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+    click.echo(f"replaying {len(fixtures)} fixtures ({chunking}) at {server.base_url}; Ctrl-C stops")
+    try:
+        server.thread.join()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+@cli.command("fuzz-client", context_settings={"ignore_unknown_options": True})
+@click.option("--fixtures", "pattern", default=DEFAULT_REPLAY, show_default=True)
+@click.option("--chunking", "chunkings", type=CHUNKING, multiple=True, help="Repeatable; default: all four.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def fuzz_client(pattern: str, chunkings: tuple[str, ...], seed: int, fmt: str, command: tuple[str, ...]) -> None:
+    """Run COMMAND once per fixture and chunking with OPENAI_BASE_URL set to the replay server.
+
+    COMMAND prints the message it assembled as JSON (content, reasoning, tool_calls, finish_reason,
+    usage, error). Ready adapters: python -m conformance.fuzz.adapters.openai_sdk and
+    python -m conformance.fuzz.adapters.httpx_sse_min.
+    """
+    from conformance.fuzz.client_fuzz import run_client
+
+    results = run_client(list(command), _replay_fixtures(pattern), list(chunkings) or
+                         ["whole", "bytes", "random", "adversarial"], seed)
+    wrong = [r for r in results if r.problems]
+    if fmt == "json":
+        click.echo(json.dumps([{"fixture": r.fixture, "chunking": r.chunking, "problems": r.problems}
+                               for r in results], indent=2))
+    else:
+        for r in wrong:
+            click.echo(f"WRONG {r.fixture} [{r.chunking}]: {'; '.join(r.problems)}")
+        click.echo(f"{len(results) - len(wrong)} of {len(results)} runs assembled what the bytes say")
+    sys.exit(EXIT_FAILED if wrong else EXIT_OK)
+
+
 @cli.command("serve-reference")
 @click.option("--model", "model_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--host", default="127.0.0.1", show_default=True)

@@ -1,0 +1,115 @@
+"""Adversarial replay: recorded fixtures served as if by a server, their bytes re-cut and re-timed.
+
+A client under test points its base URL at the replay server (127.0.0.1 only). Every chat request
+is answered with the current fixture's status, headers and exact body, cut as ``chunking`` says:
+``whole`` (one write), ``bytes`` (one byte per write), ``random`` (random cuts from ``seed``) or
+``adversarial`` (cuts between CR and LF, inside UTF-8 sequences and right after ``data:``, with
+short stalls). The body is close-delimited, so every cut reaches the client as its own read.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from conformance.fixtures import Fixture
+from conformance.fuzz.strategies import nasty_cuts
+from conformance.wire.sse import pieces
+
+CHUNKINGS = ("whole", "bytes", "random", "adversarial")
+
+
+def cut(body: bytes, chunking: str, seed: int = 0) -> list[bytes]:
+    """The body's pieces for one chunking."""
+    if chunking == "whole" or len(body) < 2:
+        return [body]
+    if chunking == "bytes":
+        return [body[i:i + 1] for i in range(len(body))]
+    rng = random.Random(seed)
+    if chunking == "random":
+        count = rng.randint(1, max(1, len(body) // 8))
+        return pieces(body, sorted(rng.sample(range(1, len(body)), min(count, len(body) - 1))))
+    if chunking == "adversarial":
+        return pieces(body, nasty_cuts(body))
+    raise ValueError(f"unknown chunking {chunking!r}; choose from {', '.join(CHUNKINGS)}")
+
+
+class ReplayServer:
+    """Serves fixtures on 127.0.0.1; ``fixture`` can be changed between requests."""
+
+    def __init__(self, fixtures: list[Fixture], chunking: str = "adversarial", seed: int = 0, port: int = 0) -> None:
+        if chunking not in CHUNKINGS:
+            raise ValueError(f"unknown chunking {chunking!r}; choose from {', '.join(CHUNKINGS)}")
+        self.fixtures, self.chunking, self.seed = fixtures, chunking, seed
+        self.fixture: Fixture | None = None  # set it to serve one fixture; None serves them in turn
+        self.served = 0
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def start(self) -> ReplayServer:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self) -> ReplayServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def next_fixture(self) -> Fixture:
+        """The fixture for this request: the one set, or the next in turn."""
+        return self.fixture if self.fixture is not None else self.fixtures[self.served % len(self.fixtures)]
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                model = "replay"
+                body = json.dumps({"object": "list", "data": [{"id": model, "object": "model", "created": 0,
+                                                               "owned_by": "chat-conformance"}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                fixture = server.next_fixture()
+                server.served += 1
+                ex = fixture.exchange
+                self.send_response(ex.status or 200)
+                for name, value in ex.headers:
+                    if name.lower() not in ("content-length", "transfer-encoding", "connection"):
+                        self.send_header(name, value)
+                self.send_header("Connection", "close")
+                self.end_headers()
+                stall = server.chunking == "adversarial"
+                for index, piece in enumerate(cut(ex.body, server.chunking, server.seed + server.served)):
+                    self.wfile.write(piece)
+                    self.wfile.flush()
+                    if stall and index % 7 == 3:
+                        time.sleep(0.002)
+                self.close_connection = True
+
+        return Handler

@@ -1,0 +1,65 @@
+"""Adversarial replay for clients: exact bytes re-cut, and client assemblies compared with the fixtures."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance.fixtures import load_all
+from conformance.fuzz.client_fuzz import compare, run_client
+from conformance.fuzz.replay import CHUNKINGS, ReplayServer, cut
+
+SSE = {f.name: f for f in load_all() if f.body_path.suffix == ".sse" and f.exchange.status == 200}
+ADAPTER = [sys.executable, "-m", "conformance.fuzz.adapters.httpx_sse_min"]
+
+
+@given(st.binary(max_size=300), st.sampled_from(CHUNKINGS), st.integers(0, 5))
+def test_every_chunking_keeps_the_bytes(body: bytes, chunking: str, seed: int) -> None:
+    assert b"".join(cut(body, chunking, seed)) == body
+
+
+@pytest.mark.parametrize("chunking", CHUNKINGS)
+def test_replay_serves_the_exact_bytes(chunking: str) -> None:
+    fx = SSE["seeds/interleaved-two-calls"]
+    with ReplayServer([fx], chunking=chunking) as server:
+        server.fixture = fx
+        with httpx.stream("POST", server.base_url + "/chat/completions", json={}) as response:
+            reads = list(response.iter_raw())
+    assert b"".join(reads) == fx.exchange.body
+    assert response.headers["content-type"] == "text/event-stream"
+
+
+def test_a_correct_assembly_has_no_problems() -> None:
+    want = {"content": "a", "reasoning": "", "tool_calls": [{"id": "c", "name": "f", "arguments": "{}"}],
+            "finish_reason": "tool_calls", "error": None}
+    assert compare(want, dict(want)) == []
+    assert compare(want, {**want, "content": "b"}) == ["content: got 'b', expected 'a'"]
+
+
+def test_minimal_assembler_against_fixtures() -> None:
+    chosen = [SSE[n] for n in ("seeds/interleaved-two-calls", "seeds/think-split-markers", "conformant/n-two",
+                               "legal/crlf")]
+    results = {(r.fixture, r.chunking): r.problems for r in run_client(ADAPTER, chosen, ["bytes", "adversarial"])}
+    assert results[("seeds/interleaved-two-calls", "adversarial")] == []  # tool calls by index, split names
+    assert results[("legal/crlf", "bytes")] == []
+    assert any("content" in p for p in results[("conformant/n-two", "bytes")])  # it merges the two choices
+    assert any("reasoning" in p for p in results[("seeds/think-split-markers", "bytes")])  # no <think> split
+
+
+def test_fuzz_client_command(tmp_path: object) -> None:
+    proc = subprocess.run([sys.executable, "-m", "conformance", "fuzz-client", "--fixtures", "legal/crlf.json",
+                           "--chunking", "bytes", "--", *ADAPTER], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 of 1 runs assembled what the bytes say" in proc.stdout
+
+
+def test_fuzz_client_refuses_an_empty_selection() -> None:
+    proc = subprocess.run([sys.executable, "-m", "conformance", "fuzz-client", "--fixtures", "nope/*.json", "--",
+                           "true"], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 2 and "no SSE fixture matches" in proc.stderr
