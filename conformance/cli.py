@@ -225,11 +225,19 @@ def selftest(defects: tuple[str, ...], report_dir: Path, as_markdown: bool, read
     sys.exit(EXIT_OK if all(r.ok for r in rows) else EXIT_FAILED)
 
 
+DEFAULT_REPLAY = "seeds,conformant,legal,mlx-lm-server"
+
+
 def _replay_fixtures(pattern: str) -> list[Any]:
     from conformance.fixtures import FIXTURES_DIR, load
 
-    paths = sorted(FIXTURES_DIR.glob(pattern)) if not Path(pattern).is_absolute() else sorted(
-        Path("/").glob(pattern.lstrip("/")))
+    if pattern == DEFAULT_REPLAY:  # what a correct server may send: not the deliberately broken streams
+        paths = sorted(p for folder in ("seeds", "conformant", "legal", "mlx-lm-server")
+                       for p in (FIXTURES_DIR / folder).glob("*.json"))
+    elif Path(pattern).is_absolute():
+        paths = sorted(Path("/").glob(pattern.lstrip("/")))
+    else:
+        paths = sorted(FIXTURES_DIR.glob(pattern))
     fixtures = [load(p) for p in paths if p.suffix == ".json"]
     chosen = [f for f in fixtures if f.body_path.suffix == ".sse" and (f.exchange.status or 200) == 200]
     if not chosen:
@@ -237,7 +245,6 @@ def _replay_fixtures(pattern: str) -> list[Any]:
     return chosen
 
 
-DEFAULT_REPLAY = "*/*.json"
 CHUNKING = click.Choice(["whole", "bytes", "random", "adversarial"])
 
 
