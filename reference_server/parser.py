@@ -10,6 +10,8 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
+from conformance.wire.chat import partial_marker
+
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
 CALL_HEAD = re.compile(r'^\s*\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"arguments"\s*:\s*')
@@ -25,13 +27,6 @@ class Delta:
     index: int = 0
     call_id: str | None = None
     name: str | None = None
-
-
-def _partial(text: str, marker: str) -> int:
-    for size in range(min(len(marker) - 1, len(text)), 0, -1):
-        if marker.startswith(text[-size:]):
-            return size
-    return 0
 
 
 @dataclass
@@ -81,7 +76,7 @@ class OutputParser:
             self.mode = "think" if marker == THINK_OPEN else "tool"
             self.call_buf, self.call_started = "", False
             return
-        keep = max(_partial(self.buf, m) for m in self._markers())
+        keep = max(partial_marker(self.buf, m) for m in self._markers())
         ready, self.buf = self.buf[: len(self.buf) - keep], self.buf[len(self.buf) - keep:]
         out += self._content(ready, final=False)
 
@@ -93,7 +88,7 @@ class OutputParser:
             self.buf = self.buf[at + len(THINK_CLOSE):]
             self.mode, self.after_think = "text", True
             return
-        keep = _partial(self.buf, THINK_CLOSE)
+        keep = partial_marker(self.buf, THINK_CLOSE)
         if len(self.buf) > keep:
             out.append(Delta("reasoning", self.buf[: len(self.buf) - keep]))
             self.buf = self.buf[len(self.buf) - keep:]
@@ -148,7 +143,7 @@ class OutputParser:
                 cut = text[: min(hits)]
                 return [Delta("content", cut)] if cut else []
             if not final:
-                keep = max(_partial(text, s) for s in self.stop)
+                keep = max(partial_marker(text, s) for s in self.stop)
                 if keep:
                     self.buf = text[len(text) - keep:] + self.buf
                     text = text[: len(text) - keep]

@@ -136,7 +136,7 @@ class ThinkSplitter:
                 self.seen = True
                 text = text[at + len(marker) :]
                 continue
-            keep = _partial_marker(text, marker)
+            keep = partial_marker(text, marker)
             self._emit(text[: len(text) - keep])
             self.pending = text[len(text) - keep :]
             return
@@ -151,7 +151,7 @@ class ThinkSplitter:
             self.parts.append((self.inside, text))
 
 
-def _partial_marker(text: str, marker: str) -> int:
+def partial_marker(text: str, marker: str) -> int:
     """Length of the longest end of ``text`` that could begin ``marker``."""
     for size in range(min(len(marker) - 1, len(text)), 0, -1):
         if marker.startswith(text[-size:]):

@@ -10,13 +10,6 @@ import pytest
 mlx_lm = pytest.importorskip("mlx_lm", reason="the live tests need the reference extra (mlx-lm)")
 
 from conformance.servers import ServerProcess, mlx_lm_server  # noqa: E402
-from reference_server import model as bundled  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundled bigram model, built into a fresh folder."""
-    return bundled.build(tmp_path_factory.mktemp("bigram"))
 
 
 @pytest.fixture(scope="session")

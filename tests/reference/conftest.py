@@ -11,13 +11,7 @@ import pytest
 pytest.importorskip("mlx_lm", reason="the reference server needs the reference extra")
 
 from conformance.servers import ServerProcess, free_port, start  # noqa: E402
-from reference_server import model as bundled  # noqa: E402
 from reference_server.engine import Engine  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return bundled.build(tmp_path_factory.mktemp("bigram"))
 
 
 @pytest.fixture(scope="session")
