@@ -298,6 +298,78 @@ def fuzz_client(pattern: str, chunkings: tuple[str, ...], seed: int, fmt: str, c
     sys.exit(EXIT_FAILED if wrong else EXIT_OK)
 
 
+@cli.command()
+@click.option("--base-url", envvar="OPENAI_BASE_URL", help="Server to fuzz, with or without /v1 [env OPENAI_BASE_URL]. "
+              "Without it, the bundled reference server is started, fuzzed and stopped.")
+@click.option("--model", help="Model id (default: the first that GET /v1/models lists).")
+@click.option("--api-key", envvar="OPENAI_API_KEY", help="Bearer token [env OPENAI_API_KEY]; never written to reports.")
+@click.option("--max-examples", type=click.IntRange(min=1, max=100_000), default=100, show_default=True,
+              help="Generated requests in all (half valid, a third invalid, the rest lenient).")
+@click.option("--seed", type=click.IntRange(min=0), help="Hypothesis seed (default: a random one, printed).")
+@click.option("--time-budget", type=click.FloatRange(min=1), default=300.0, show_default=True,
+              help="Seconds the whole run may take; then it stops by itself and reports what it saw.")
+@click.option("--max-shrinks", type=click.IntRange(min=0), default=40, show_default=True,
+              help="Further requests per failure to shrink it to a minimal reproducer.")
+@click.option("--kind", "kinds", type=click.Choice(["valid", "invalid", "lenient"]), multiple=True,
+              help="Only this kind of request (repeatable; default: all three).")
+@click.option("--vision", is_flag=True, help="The server takes images: valid requests may carry data-URL images.")
+@click.option("--profile", type=click.Choice(PROFILES), default="openai", show_default=True)
+@click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
+              help="Seconds one response may take in all.")
+@click.option("--report-dir", type=click.Path(path_type=Path, file_okay=False), default=Path("reports/fuzz"),
+              show_default=True)
+@click.option("-v", "--verbose", is_flag=True, help="Show each failure as it is found.")
+def fuzz(base_url: str | None, model: str | None, api_key: str | None, max_examples: int, seed: int | None,
+         time_budget: float, max_shrinks: int, kinds: tuple[str, ...], vision: bool, profile: str, timeout: float,
+         report_dir: Path, verbose: bool) -> None:
+    """Send generated requests (valid, invalid, lenient) to a server; shrink every failure to a curl reproducer."""
+    from conformance.client import Limits
+    from conformance.fuzz.requests import KINDS
+    from conformance.fuzz.server_fuzz import FuzzSettings, ServerFuzzer
+    from conformance.report import write_all
+    from conformance.report.common import failures
+    from conformance.report.terminal import summary_lines
+    from conformance.runner import Runner
+    from conformance.servers import reference
+    from conformance.target import ConfigError, Target, Unreachable, normalize_base_url
+
+    server = None
+    try:
+        if base_url:
+            url = normalize_base_url(base_url)
+        else:
+            click.echo("starting the bundled reference server …")
+            server = reference()
+            url = server.base_url
+        target = Target(base_url=url, api_key=api_key, model=model, profile=profile,
+                        limits=Limits(total=timeout, idle=min(30.0, timeout), first_byte=timeout))
+        config = FuzzSettings(max_examples=max_examples, seed=seed, time_budget=time_budget, max_shrinks=max_shrinks,
+                              vision=vision, kinds=tuple(k for k in KINDS if k in kinds) or KINDS)
+        runner = Runner(target)
+        try:
+            result = ServerFuzzer(runner, config, log=lambda line: click.echo(line) if verbose or
+                                  not line.startswith("  ") else None).run()
+        finally:
+            runner.close()
+    except ConfigError as exc:
+        raise UsageFailure(str(exc)) from None
+    except Unreachable as exc:
+        click.echo(f"conformance: {exc}", err=True)
+        sys.exit(EXIT_UNREACHABLE)
+    finally:
+        if server is not None:
+            server.stop()
+    report_dir.mkdir(parents=True, exist_ok=True)
+    write_all(result, report_dir)
+    for line in summary_lines(result)[:-1]:  # no capabilities line: the fuzzer probes none
+        click.echo(line)
+    for entry in failures(result):
+        click.echo(f"\n{entry.rule} [{entry.level}] {entry.scenario}: {entry.message}")
+        click.echo(f"  reproduce: {entry.reproducer}")
+    click.echo(f"\nreports: {report_dir}/results.json, junit.xml, report.md, report.html")
+    sys.exit(EXIT_FAILED if result.failed_gate() else EXIT_OK)
+
+
 @cli.command("serve-reference")
 @click.option("--model", "model_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--host", default="127.0.0.1", show_default=True)

@@ -109,7 +109,7 @@ def record(client: httpx.Client, base_url: str, req: Request, limits: Limits | N
         observations["error"] = f"{type(exc).__name__}: {exc}"[:200]
     observations["elapsed_s"] = round(time.monotonic() - start, 4)
     return Exchange(
-        request=req.body if req.content is None else None, body=bytes(body), status=status, headers=resp_headers,
+        request=req.body, body=bytes(body), status=status, headers=resp_headers,
         method=req.method, path=req.path, request_headers=tuple((k.lower(), v) for k, v in headers.items()),
         http_version=version, arrivals=tuple(arrivals), intent=req.intent, scenario=req.scenario,
         observations=observations,

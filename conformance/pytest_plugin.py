@@ -10,7 +10,6 @@ every rule test reads their verdicts; the reports are written when the session f
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -194,21 +193,9 @@ class ConformanceState:
                       workers=workers, strict=bool(getattr(opt, "conformance_strict", False)))
 
     def start_reference(self) -> str:
-        import importlib.util
+        from conformance.servers import reference
 
-        from conformance.servers import ServerFailed, free_port, start
-
-        missing = [m for m in ("mlx_lm", "starlette", "uvicorn", "llguidance", "reference_server.app")
-                   if importlib.util.find_spec(m) is None]
-        if missing:
-            raise ConfigError("the bundled reference server cannot start: install the extra with "
-                              f"pip install -e '.[reference]' ({', '.join(missing)} missing)")
-        port = free_port()
-        argv = [sys.executable, "-m", "reference_server", "--port", str(port)]
-        try:
-            self.server = start(argv, port, ready_path="/health")
-        except ServerFailed as exc:
-            raise ConfigError(f"the reference server did not start: {exc}") from None
+        self.server = reference()
         return str(self.server.base_url)
 
     def stop_server(self) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 CATEGORIES = (
     "transport", "framing", "chunks", "finish", "usage", "tools", "reasoning", "structured",
-    "errors", "cancellation", "models", "ollama",
+    "errors", "cancellation", "models", "ollama", "fuzz",
 )
 LEVELS = ("must", "should", "advisory")
 APPLIES = ("stream", "non-stream", "both")
@@ -287,6 +287,20 @@ RULES: tuple[Rule, ...] = (
     _r("OLL-009", "ollama", "should", "non-stream", "GET /api/tags lists models with a name", f"{NPU} §2"),
     _r("OLL-010", "ollama", "must", "both", "The Ollama routes are served when the server is expected to (capability ollama)",
        f"{NPU} §2"),
+    # fuzz: judged on generated requests by `conformance fuzz`, not by the scenarios of a live run
+    _r("FUZ-001", "fuzz", "must", "both",
+       "A valid request gets a conformant response or a documented 4xx (400, 404, 413, 422, 429) in the envelope",
+       f"{WIRE} §2 and §5; {OPENAI}", "I1", "I2"),
+    _r("FUZ-002", "fuzz", "must", "both", "An invalid request gets a 4xx with the JSON error envelope",
+       f"{WIRE} §5; {STRICT} supported API", "H9", "H10", "I5"),
+    _r("FUZ-003", "fuzz", "must", "both", "No request, however malformed, gets a 5xx", f"{WIRE} §5",
+       "H10", "H11", "H12"),
+    _r("FUZ-004", "fuzz", "must", "both", "No request makes the response hang past the time limits or the byte cap",
+       f"{WIRE} §5 (do not wait for a stalled body)", "A36"),
+    _r("FUZ-005", "fuzz", "must", "stream", "No request breaks the event stream (UTF-8, JSON payloads, [DONE])",
+       f"{WIRE} §3.1; {WHATWG}", "A1"),
+    _r("FUZ-006", "fuzz", "must", "both", "The server still answers a plain request after every generated request",
+       f"{STRICT} start", "B8"),
 )
 
 RULES_BY_ID: dict[str, Rule] = {rule.id: rule for rule in RULES}

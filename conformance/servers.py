@@ -97,3 +97,23 @@ def mlx_lm_server(model_dir: Path, port: int | None = None, extra: list[str] | N
     argv = [sys.executable, "-m", "mlx_lm.server", "--model", str(model_dir), "--host", "127.0.0.1",
             "--port", str(port), *(extra or [])]
     return start(argv, port, env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+
+
+def reference(port: int | None = None, extra: list[str] | None = None) -> ServerProcess:
+    """The bundled reference server on 127.0.0.1; ``ConfigError`` (one sentence) if it cannot start."""
+    import importlib.util
+
+    from conformance.target import ConfigError
+
+    missing = [m for m in ("mlx_lm", "starlette", "uvicorn", "llguidance", "reference_server.app")
+               if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ConfigError("the bundled reference server cannot start: install the extra with "
+                          f"pip install -e '.[reference]' ({', '.join(missing)} missing)")
+    port = port or free_port()
+    argv = [sys.executable, "-m", "reference_server", "--port", str(port), *(extra or [])]
+    try:
+        return start(argv, port, ready_path="/health")
+    except ServerFailed as exc:
+        raise ConfigError(f"the reference server did not start: {exc}") from None
+

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import time
 import uuid
@@ -26,6 +27,7 @@ from reference_server.parser import Delta, OutputParser
 from reference_server.protocol import APIError, ChatRequest, parse_chat
 
 MAX_BODY = 8 * 1024 * 1024
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -47,9 +49,20 @@ async def read_json(request: Request) -> Any:
         if len(body) > MAX_BODY:
             raise APIError(413, f"the body is over {MAX_BODY} bytes", "request_too_large")
     try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+        text = body.decode("utf-8")  # strict: json.loads(bytes) would let encoded surrogates through
+    except UnicodeDecodeError as exc:
+        raise APIError(400, f"the body is not valid UTF-8: {exc}", "invalid_json") from None
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
         raise APIError(400, f"the body is not valid JSON: {exc}", "invalid_json") from None
+    if SURROGATE_ESCAPE.search(text):  # an escaped pair is text; a lone surrogate is not
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise APIError(400, "the body holds a lone surrogate escape (\\ud800-\\udfff), which is not text",
+                           "invalid_json") from None
+    return value
 
 
 class Server:

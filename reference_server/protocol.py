@@ -201,6 +201,8 @@ def parse_chat(body: Any, model_id: str) -> ChatRequest:
     options = body.get("stream_options", {})
     if not isinstance(options, dict):
         raise _bad("stream_options", "stream_options must be an object", "invalid_type")
+    if not isinstance(options.get("include_usage", False), bool):
+        raise _bad("stream_options.include_usage", "stream_options.include_usage must be a boolean", "invalid_type")
     n = _integer(body, "n", 1)
     if n not in (None, 1):
         raise APIError(400, "only n: 1 is supported", "unsupported_value", "n")

@@ -161,6 +161,7 @@ def _load() -> None:
         errors,
         finish,
         framing,
+        fuzz,
         models,
         ollama,
         reasoning,

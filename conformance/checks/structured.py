@@ -21,8 +21,9 @@ def _schema(a: Analysis) -> tuple[Any, bool]:
 
 
 def _complete(a: Analysis) -> list[str]:
-    """Contents that should be whole JSON: not cut by length, not refused, not an error."""
-    if a.assembled.error is not None:
+    """Contents that should be whole JSON: not cut by length or by a stop sequence the request set, not
+    refused, not an error."""
+    if a.assembled.error is not None or a.request.get("stop"):
         return []
     return [c.content for c in a.assembled.choices.values()
             if c.finish_reason not in ("length", "content_filter") and not c.refusal]

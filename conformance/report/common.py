@@ -29,7 +29,7 @@ def by_category(result: RunResult) -> list[CategoryRow]:
             row.skipped += 1
         else:
             row.errors += 1
-    return list(rows.values())
+    return [row for row in rows.values() if row.passed or sum(row.failed.values()) or row.skipped or row.errors]
 
 
 def failures(result: RunResult) -> list[CheckEntry]:
