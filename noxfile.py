@@ -1,4 +1,5 @@
-"""Sessions: tests, lint, typecheck, fuzz (the deep Hypothesis profile), reference (suite vs bundled server)."""
+"""Sessions: tests, lint, typecheck, fuzz (the deep Hypothesis profile), fuzz-server and fuzz-clients (both
+fuzzers, deep), reference (suite vs bundled server), selftest, bench."""
 
 from __future__ import annotations
 
@@ -34,6 +35,25 @@ def fuzz(session: nox.Session) -> None:
     """Byte-split and decoder fuzzing with the deep Hypothesis profile."""
     session.install("-e", ".[dev,reference]")
     session.run("pytest", "-q", "tests/fuzz", *session.posargs, env={"HYPOTHESIS_PROFILE": "deep"})
+
+
+@nox.session(name="fuzz-server")
+def fuzz_server(session: nox.Session) -> None:
+    """conformance fuzz, deep: 2,000 generated requests against the reference server (or posargs, e.g.
+    --base-url URL), within 30 minutes; the report goes to reports/fuzz."""
+    session.install("-e", ".[dev,reference]")
+    session.run("conformance", "fuzz", "--max-examples", "2000", "--time-budget", "1800", "--max-shrinks", "200",
+                "--report-dir", "reports/fuzz", *session.posargs)
+
+
+@nox.session(name="fuzz-clients")
+def fuzz_clients(session: nox.Session) -> None:
+    """conformance fuzz-client, deep: both bundled adapters, every chunking, 50 Hypothesis cut lists per
+    fixture for random, keep-alive comments inserted. Exit 1 lists what the adapters get wrong."""
+    session.install("-e", ".[dev,reference]")
+    for adapter in ("openai_sdk", "httpx_sse_min"):
+        session.run("conformance", "fuzz-client", "--examples", "50", "--keepalive", "--",
+                    "python", "-m", f"conformance.fuzz.adapters.{adapter}", success_codes=[0, 1])
 
 
 @nox.session

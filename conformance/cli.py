@@ -254,13 +254,14 @@ CHUNKING = click.Choice(["whole", "bytes", "random", "adversarial"])
               help="Fixture sidecars to serve, a glob under fixtures/.")
 @click.option("--chunking", type=CHUNKING, default="adversarial", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-def replay(port: int, pattern: str, chunking: str, seed: int) -> None:
+@click.option("--keepalive", is_flag=True, help="Insert a ': keep-alive' comment after every event.")
+def replay(port: int, pattern: str, chunking: str, seed: int, keepalive: bool) -> None:
     """Serve recorded streams to a client under test, re-cut and re-timed, one fixture per request in turn."""
     from conformance.fuzz.replay import ReplayServer
 
     fixtures = _replay_fixtures(pattern)
     try:
-        server = ReplayServer(fixtures, chunking=chunking, seed=seed, port=port).start()
+        server = ReplayServer(fixtures, chunking=chunking, seed=seed, port=port, keepalive=keepalive).start()
     except OSError as exc:
         raise UsageFailure(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
     click.echo(f"replaying {len(fixtures)} fixtures ({chunking}) at {server.base_url}; Ctrl-C stops")
@@ -274,26 +275,34 @@ def replay(port: int, pattern: str, chunking: str, seed: int) -> None:
 @click.option("--fixtures", "pattern", default=DEFAULT_REPLAY, show_default=True)
 @click.option("--chunking", "chunkings", type=CHUNKING, multiple=True, help="Repeatable; default: all four.")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--examples", type=click.IntRange(min=1, max=1000), default=4, show_default=True,
+              help="random: Hypothesis cut lists tried per fixture (a change is then shrunk).")
+@click.option("--keepalive", is_flag=True, help="Insert a ': keep-alive' comment after every event.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
+              help="Seconds one client run may take.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def fuzz_client(pattern: str, chunkings: tuple[str, ...], seed: int, fmt: str, command: tuple[str, ...]) -> None:
+def fuzz_client(pattern: str, chunkings: tuple[str, ...], seed: int, examples: int, keepalive: bool, timeout: float,
+                fmt: str, command: tuple[str, ...]) -> None:
     """Run COMMAND once per fixture and chunking with OPENAI_BASE_URL set to the replay server.
 
     COMMAND prints the message it assembled as JSON (content, reasoning, tool_calls, finish_reason,
-    usage, error). Ready adapters: python -m conformance.fuzz.adapters.openai_sdk and
-    python -m conformance.fuzz.adapters.httpx_sse_min.
+    usage, error, and optionally complete: false for an answer it knows is partial). Ready adapters:
+    python -m conformance.fuzz.adapters.openai_sdk and python -m conformance.fuzz.adapters.httpx_sse_min.
     """
     from conformance.fuzz.client_fuzz import run_client
 
     results = run_client(list(command), _replay_fixtures(pattern), list(chunkings) or
-                         ["whole", "bytes", "random", "adversarial"], seed)
+                         ["whole", "bytes", "random", "adversarial"], seed, timeout=timeout, keepalive=keepalive,
+                         examples=examples)
     wrong = [r for r in results if r.problems]
     if fmt == "json":
-        click.echo(json.dumps([{"fixture": r.fixture, "chunking": r.chunking, "problems": r.problems}
+        click.echo(json.dumps([{"fixture": r.fixture, "chunking": r.chunking, "cuts": r.cuts, "problems": r.problems}
                                for r in results], indent=2))
     else:
         for r in wrong:
-            click.echo(f"WRONG {r.fixture} [{r.chunking}]: {'; '.join(r.problems)}")
+            where = f" cut at {r.cuts}" if r.cuts else ""
+            click.echo(f"WRONG {r.fixture} [{r.chunking}{where}]: {'; '.join(r.problems)}")
         click.echo(f"{len(results) - len(wrong)} of {len(results)} runs assembled what the bytes say")
     sys.exit(EXIT_FAILED if wrong else EXIT_OK)
 

@@ -28,9 +28,32 @@ def curl(base_url: str, req: Request, api_key: str | None = None) -> str:
     for name, value in redact_headers(request_headers(req, api_key)):
         parts += ["-H", f"{name}: {value}"]
     if body is not None:
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError:  # not text: printf writes the exact bytes, curl reads them from stdin
+            if len(body) <= MAX_INLINE_BODY:
+                parts += ["--data-binary", "@-"]
+                return f"printf {shlex.quote(printf_format(body))} | " + " ".join(shlex.quote(p) for p in parts)
         if len(body) <= MAX_INLINE_BODY:
             parts += ["--data-binary", body.decode("utf-8", "backslashreplace")]
         else:
             head = body[:200].decode("utf-8", "backslashreplace")
             parts += ["--data-binary", f"@body.json  # {len(body)} bytes, starting {head!r}"]
     return " ".join(shlex.quote(p) if not p.startswith("@body.json") else p for p in parts)
+
+
+def printf_format(data: bytes) -> str:
+    """A printf format that writes exactly ``data``: octal escapes for bytes outside printable ASCII."""
+    out = []
+    for byte in data:
+        char = chr(byte)
+        if char == "%":
+            out.append("%%")
+        elif char == "\\":
+            out.append("\\\\")
+        elif 0x20 <= byte < 0x7F:
+            out.append(char)
+        else:
+            out.append(f"\\{byte:03o}")
+    return "".join(out)
+

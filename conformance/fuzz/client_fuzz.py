@@ -1,5 +1,11 @@
 """Run a client command against the replay server, once per fixture and chunking, and compare what
-it assembled with what the fixture's bytes say a correct client assembles."""
+it assembled with what the fixture's bytes say a correct client assembles.
+
+``whole``, ``bytes`` and ``adversarial`` are one run each. ``random`` is a Hypothesis search: it
+draws cut points into the served bytes (conformance.fuzz.strategies.chunkings), and when the
+client assembles something different from what it assembles from the whole body, the cut points
+are shrunk to the fewest that still show it, and reported with the result.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +15,13 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Any
 
+from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
+from hypothesis import seed as hypothesis_seed
+
 from conformance.exchange import analyze
 from conformance.fixtures import Fixture
 from conformance.fuzz.replay import ReplayServer
+from conformance.fuzz.strategies import chunkings
 from conformance.inspect import assembled_json
 
 
@@ -22,10 +32,15 @@ class ClientResult:
     fixture: str
     chunking: str
     problems: list[str] = field(default_factory=list)
+    cuts: list[int] | None = None  # random: the fewest cut points that change what the client assembles
 
 
 def expected(fx: Fixture) -> dict[str, Any]:
-    return assembled_json(analyze(fx.exchange, fx.profile))
+    a = analyze(fx.exchange, fx.profile)
+    out = assembled_json(a)
+    # ../shared/seeds/003 §3.3 and §3.5: a stream cut before [DONE], or one that reports an error, is partial
+    out["complete"] = a.assembled.done and a.assembled.error is None and a.wire_error is None
+    return out
 
 
 def compare(want: dict[str, Any], got: dict[str, Any]) -> list[str]:
@@ -40,30 +55,90 @@ def compare(want: dict[str, Any], got: dict[str, Any]) -> list[str]:
         problems.append(f"tool_calls: got {got_calls}, expected {want_calls}")
     if bool(want.get("error")) != bool(got.get("error")):
         problems.append(f"error: got {got.get('error')!r}, expected {want.get('error')!r}")
+    if "complete" in got and "complete" in want and bool(got["complete"]) != bool(want["complete"]):
+        problems.append("complete: a partial answer (cut before [DONE], or an error) taken as complete"
+                        if got["complete"] else "complete: a whole answer reported as partial")
     return problems
 
 
-def run_client(command: list[str], fixtures: list[Fixture], chunkings: list[str], seed: int = 0,
-               timeout: float = 60.0) -> list[ClientResult]:
-    """One client run per fixture and chunking, each against a replay server serving that fixture."""
+class _Runner:
+    """Runs the command against a replay server and parses the JSON it prints."""
+
+    def __init__(self, command: list[str], server: ReplayServer, timeout: float) -> None:
+        self.command, self.server, self.timeout = command, server, timeout
+
+    def __call__(self, fx: Fixture) -> tuple[dict[str, Any] | None, list[str]]:
+        self.server.fixture = fx
+        env = {**os.environ, "OPENAI_BASE_URL": self.server.base_url, "OPENAI_API_KEY": "replay"}
+        try:
+            proc = subprocess.run(self.command, env=env, capture_output=True, text=True, timeout=self.timeout,
+                                  check=False, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return None, [f"the client did not finish within {self.timeout:.0f} s"]
+        except OSError as exc:
+            return None, [f"the client could not start: {exc.strerror or exc}"]
+        lines = proc.stdout.strip().splitlines()
+        try:
+            got = json.loads(lines[-1]) if lines else None
+        except ValueError:
+            got = None
+        if not isinstance(got, dict):
+            return None, ["the client printed no JSON object"]
+        return got, []
+
+
+def _judge(fx: Fixture, got: dict[str, Any] | None, failed: list[str]) -> list[str]:
+    return failed if got is None else compare(expected(fx), got)
+
+
+def run_client(command: list[str], fixtures: list[Fixture], chunkings_: list[str], seed: int = 0,
+               timeout: float = 60.0, keepalive: bool = False, examples: int = 4,
+               max_shrinks: int = 24) -> list[ClientResult]:
+    """One client run per fixture and chunking (a Hypothesis search for ``random``)."""
     results = []
-    for chunking in chunkings:
-        with ReplayServer(fixtures, chunking=chunking, seed=seed) as server:
+    for chunking in chunkings_:
+        with ReplayServer(fixtures, chunking=chunking, seed=seed, keepalive=keepalive) as server:
+            run = _Runner(command, server, timeout)
             for fx in fixtures:
-                server.fixture = fx
-                result = ClientResult(fx.name, chunking)
-                env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "replay"}
-                try:
-                    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout,
-                                          check=False, stdin=subprocess.DEVNULL)
-                    got = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.stdout.strip() else None
-                except subprocess.TimeoutExpired:
-                    got, result.problems = None, [f"the client did not finish within {timeout:.0f} s"]
-                except ValueError:
-                    got = None
-                if got is None and not result.problems:
-                    result.problems = ["the client printed no JSON"]
-                elif got is not None:
-                    result.problems = compare(expected(fx), got)
-                results.append(result)
+                if chunking == "random":
+                    results.append(_search(run, server, fx, seed, examples, max_shrinks))
+                    continue
+                got, failed = run(fx)
+                results.append(ClientResult(fx.name, chunking, _judge(fx, got, failed)))
     return results
+
+
+def _search(run: _Runner, server: ReplayServer, fx: Fixture, seed: int, examples: int,
+            max_shrinks: int) -> ClientResult:
+    """Random cuts drawn by Hypothesis; a cut that changes the client's assembly is shrunk."""
+    server.cuts = []
+    whole, failed = run(fx)
+    found: dict[str, Any] = {}  # the cut list with the fewest cuts that changed the assembly, and what it gave
+    calls = {"left": examples + max_shrinks}
+
+    @settings(max_examples=examples, deadline=None, database=None, derandomize=False,
+              suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink),
+              verbosity=Verbosity.quiet, print_blob=False)
+    @hypothesis_seed(seed)
+    @given(cuts=chunkings(server.served_body(fx)))
+    def prop(cuts: list[int]) -> None:
+        if calls["left"] <= 0:
+            reject()
+        calls["left"] -= 1
+        server.cuts = cuts
+        got, problems = run(fx)
+        changed = problems if got is None or whole is None else compare(whole, got)
+        if changed and (got is not None or whole is not None):
+            if not found or len(cuts) <= len(found["cuts"]):
+                found.update(cuts=list(cuts), got=got, failed=problems)
+            raise AssertionError(f"cut at {cuts}: {changed}")
+
+    try:
+        prop()
+    except Exception:  # noqa: BLE001 - the search's verdict is in ``found``
+        pass
+    finally:
+        server.cuts = None
+    if found:
+        return ClientResult(fx.name, "random", _judge(fx, found["got"], found["failed"]), found["cuts"])
+    return ClientResult(fx.name, "random", _judge(fx, whole, failed))

@@ -4,7 +4,10 @@ A client under test points its base URL at the replay server (127.0.0.1 only). E
 is answered with the current fixture's status, headers and exact body, cut as ``chunking`` says:
 ``whole`` (one write), ``bytes`` (one byte per write), ``random`` (random cuts from ``seed``) or
 ``adversarial`` (cuts between CR and LF, inside UTF-8 sequences and right after ``data:``, with
-short stalls). The body is close-delimited, so every cut reaches the client as its own read.
+short stalls). ``cuts`` overrides the chunking with explicit cut points (fuzz-client's Hypothesis
+search sets them). With ``keepalive``, a ``: keep-alive`` comment goes after every event, where the
+WHATWG algorithm ignores it, so a correct client assembles the same message. The body is
+close-delimited, so every cut reaches the client as its own read.
 """
 
 from __future__ import annotations
@@ -38,13 +41,32 @@ def cut(body: bytes, chunking: str, seed: int = 0) -> list[bytes]:
     raise ValueError(f"unknown chunking {chunking!r}; choose from {', '.join(CHUNKINGS)}")
 
 
+def with_keepalives(body: bytes) -> bytes:
+    """``body`` with a ``: keep-alive`` comment after every event (in the body's own line ending)."""
+    from conformance.wire.sse import SSEDecoder
+
+    eol = b"\r\n" if b"\r\n" in body else b"\n"
+    comment = b": keep-alive" + eol + eol
+    decoder = SSEDecoder()
+    ends = [event.end for event in decoder.feed(body)]
+    out, start = bytearray(), 0
+    for end in ends:
+        if end <= start or end > len(body):
+            continue
+        out += body[start:end] + comment
+        start = end
+    return bytes(out + body[start:])
+
+
 class ReplayServer:
     """Serves fixtures on 127.0.0.1; ``fixture`` can be changed between requests."""
 
-    def __init__(self, fixtures: list[Fixture], chunking: str = "adversarial", seed: int = 0, port: int = 0) -> None:
+    def __init__(self, fixtures: list[Fixture], chunking: str = "adversarial", seed: int = 0, port: int = 0,
+                 keepalive: bool = False) -> None:
         if chunking not in CHUNKINGS:
             raise ValueError(f"unknown chunking {chunking!r}; choose from {', '.join(CHUNKINGS)}")
-        self.fixtures, self.chunking, self.seed = fixtures, chunking, seed
+        self.fixtures, self.chunking, self.seed, self.keepalive = fixtures, chunking, seed, keepalive
+        self.cuts: list[int] | None = None  # explicit cut points into the served body, instead of the chunking
         self.fixture: Fixture | None = None  # set it to serve one fixture; None serves them in turn
         self.served = 0
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
@@ -68,6 +90,11 @@ class ReplayServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def served_body(self, fixture: Fixture) -> bytes:
+        """The bytes served for ``fixture``: its body, with keep-alive comments when asked."""
+        body = fixture.exchange.body
+        return with_keepalives(body) if self.keepalive and fixture.body_path.suffix == ".sse" else body
 
     def next_fixture(self) -> Fixture:
         """The fixture for this request: the one set, or the next in turn."""
@@ -105,11 +132,19 @@ class ReplayServer:
                 self.send_header("Connection", "close")
                 self.end_headers()
                 stall = server.chunking == "adversarial"
-                for index, piece in enumerate(cut(ex.body, server.chunking, server.seed + server.served)):
-                    self.wfile.write(piece)
-                    self.wfile.flush()
-                    if stall and index % 7 == 3:
-                        time.sleep(0.002)
+                body = server.served_body(fixture)
+                parts = pieces(body, server.cuts) if server.cuts is not None else \
+                    cut(body, server.chunking, server.seed + server.served)
+                try:
+                    for index, piece in enumerate(parts):
+                        self.wfile.write(piece)
+                        self.wfile.flush()
+                        if server.cuts is not None and index < len(parts) - 1:
+                            time.sleep(0.001)  # each piece its own read, so a shrunk cut list replays the same
+                        elif stall and index % 7 == 3:
+                            time.sleep(0.002)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client stopped reading (at [DONE], or on an error): its right
                 self.close_connection = True
 
         return Handler

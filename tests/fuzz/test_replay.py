@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
+from pathlib import Path
 
 import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.exchange import analyze
 from conformance.fixtures import load_all
-from conformance.fuzz.client_fuzz import compare, run_client
-from conformance.fuzz.replay import CHUNKINGS, ReplayServer, cut
+from conformance.fuzz.client_fuzz import compare, expected, run_client
+from conformance.fuzz.replay import CHUNKINGS, ReplayServer, cut, with_keepalives
+from conformance.inspect import assembled_json
 
 SSE = {f.name: f for f in load_all() if f.body_path.suffix == ".sse" and f.exchange.status == 200}
 ADAPTER = [sys.executable, "-m", "conformance.fuzz.adapters.httpx_sse_min"]
@@ -63,3 +67,36 @@ def test_fuzz_client_refuses_an_empty_selection() -> None:
     proc = subprocess.run([sys.executable, "-m", "conformance", "fuzz-client", "--fixtures", "nope/*.json", "--",
                            "true"], capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 2 and "no SSE fixture matches" in proc.stderr
+
+
+NAIVE = [sys.executable, str(Path(__file__).with_name("naive_client.py"))]
+
+
+def test_random_chunking_finds_a_cut_sensitive_client_and_shrinks_the_cuts() -> None:
+    fx = SSE["conformant/plain-stream"]
+    [result] = run_client(NAIVE, [fx], ["random"], seed=1, examples=6, max_shrinks=30)
+    assert result.problems and result.cuts, result  # whole, it is right; cut, it loses text
+    assert 1 <= len(result.cuts) <= 3, result.cuts  # shrunk from up to 64 cuts to the few that matter
+    [whole] = run_client(NAIVE, [fx], ["whole"])
+    assert whole.problems == []
+
+
+def test_keepalive_comments_change_nothing_for_a_correct_client() -> None:
+    chosen = [SSE[n] for n in ("seeds/interleaved-two-calls", "legal/crlf", "conformant/usage-stream")]
+    for fx in chosen:
+        served = with_keepalives(fx.exchange.body)
+        assert served.count(b": keep-alive") >= 3
+        assert assembled_json(analyze(replace(fx.exchange, body=served), fx.profile)) == \
+            assembled_json(analyze(fx.exchange, fx.profile))
+    results = run_client(ADAPTER, chosen, ["adversarial"], keepalive=True)
+    assert [r.problems for r in results] == [[], [], []]
+
+
+def test_a_partial_answer_taken_as_complete_is_reported() -> None:
+    fx = SSE["seeds/cut-before-done"]
+    assert expected(fx)["complete"] is False and expected(SSE["legal/crlf"])["complete"] is True
+    [result] = run_client(ADAPTER, [fx], ["adversarial"])
+    assert result.problems == [], result  # the minimal assembler is complete only after [DONE]: right here
+    got = {**expected(fx), "complete": True}
+    assert compare(expected(fx), got) == ["complete: a partial answer (cut before [DONE], or an error) taken as "
+                                          "complete"]

@@ -16,10 +16,12 @@ import httpx
 import jsonschema
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
-from conformance.client import Limits
+from conformance.client import Limits, Request
 from conformance.fuzz.requests import HUGE_BYTES, MAX_GENERATED, FuzzCase, cases
 from conformance.fuzz.server_fuzz import FuzzSettings, ServerFuzzer
+from conformance.repro import curl
 from conformance.results import RunResult, schema
 from conformance.runner import Runner
 from conformance.servers import ServerProcess, free_port, start
@@ -236,3 +238,15 @@ def test_reference_refuses_surrogates_that_once_made_it_500(ref: ServerProcess, 
         b'"content": "H\\ud83d\\ude00i"}]}'
     ok = httpx.post(ref.base_url + "/v1/chat/completions", content=pair, headers={"Content-Type": "application/json"})
     assert ok.status_code == 200  # an escaped surrogate pair is text
+
+
+@given(st.binary(max_size=64))
+def test_a_reproducer_sends_the_exact_bytes_even_when_they_are_not_text(data: bytes) -> None:
+    command = curl("http://127.0.0.1:9", Request(content=data, headers={"Content-Type": "application/json"}))
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        printf = command.split(" | curl ")[0]
+        assert subprocess.run(["sh", "-c", printf], capture_output=True, check=True).stdout == data
+    else:
+        assert "--data-binary" in command and "printf" not in command

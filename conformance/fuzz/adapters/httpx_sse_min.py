@@ -1,4 +1,5 @@
-"""httpx-sse plus a minimal assembler: content, reasoning_content, tool calls by index."""
+"""httpx-sse plus a minimal assembler: content, reasoning_content, tool calls by index; complete once
+[DONE] has arrived."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ def main() -> None:
     from httpx_sse import connect_sse
 
     out: dict[str, Any] = {"content": "", "reasoning": "", "tool_calls": [], "finish_reason": None, "usage": None,
-                           "error": None}
+                           "error": None, "complete": False}
     calls: dict[int, dict[str, Any]] = {}
     body = {"model": "replay", "messages": [{"role": "user", "content": "Hi"}], "stream": True}
     try:
@@ -20,6 +21,7 @@ def main() -> None:
                 client, "POST", os.environ["OPENAI_BASE_URL"].rstrip("/") + "/chat/completions", json=body) as source:
             for event in source.iter_sse():
                 if event.data == "[DONE]":
+                    out["complete"] = out["error"] is None
                     break
                 chunk = json.loads(event.data)
                 if "error" in chunk:

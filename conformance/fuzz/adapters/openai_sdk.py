@@ -1,4 +1,5 @@
-"""The openai Python SDK, with its streaming helper that accumulates tool calls."""
+"""The openai Python SDK, with its streaming helper that accumulates tool calls. ``complete`` is
+whether the helper returned a final completion rather than raising: the SDK tells its user nothing else."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ def main() -> None:
     client = openai.OpenAI(base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ.get("OPENAI_API_KEY", "x"),
                            max_retries=0, timeout=30)
     out: dict[str, Any] = {"content": "", "reasoning": "", "tool_calls": [], "finish_reason": None, "usage": None,
-                           "error": None}
+                           "error": None, "complete": False}
     try:
         with client.chat.completions.stream(model="replay", messages=[{"role": "user", "content": "Hi"}],
                                             stream_options={"include_usage": True}) as stream:
@@ -30,6 +31,7 @@ def main() -> None:
                                  for c in message.tool_calls or []]
             out["finish_reason"] = choice.finish_reason
         out["usage"] = final.usage.model_dump() if final.usage else None
+        out["complete"] = True  # the helper returned a final completion: that is all it tells its user
     except Exception as exc:  # noqa: BLE001 - what the client made of the stream is the result
         out["error"] = {"message": f"{type(exc).__name__}: {exc}"[:300]}
     print(json.dumps(out))
