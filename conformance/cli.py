@@ -111,6 +111,8 @@ def run(base_url: str | None, model: str | None, api_key: str | None, expect: st
     from conformance.target import ConfigError, normalize_base_url
 
     for category in categories:
+        if category == "fuzz":
+            raise UsageFailure("the fuzz rules are judged on generated requests: run `conformance fuzz`")
         if category not in CATEGORIES:
             raise UsageFailure(f"unknown category {category!r}; choose from {', '.join(CATEGORIES)}")
     for rule_id in rule_ids:

@@ -32,10 +32,10 @@ started {{ started_at }}, {{ '%.1f' % duration_s }} s.</p>
 <td class="n must">{{ row.failed.must or '' }}</td><td class="n should">{{ row.failed.should or '' }}</td>
 <td class="n advisory">{{ row.failed.advisory or '' }}</td><td class="n">{{ row.skipped or '' }}</td></tr>
 {% endfor %}</table>
-<h2>Capabilities</h2>
+{% if target.capabilities %}<h2>Capabilities</h2>
 <table><tr><th>capability</th><th>supported</th><th>how</th><th>evidence</th></tr>
 {% for name, cap in target.capabilities.items() %}<tr><td>{{ name }}</td><td>{{ 'yes' if cap.supported else 'no' }}</td>
-<td>{{ cap.source }}</td><td>{{ cap.evidence }}</td></tr>{% endfor %}</table>
+<td>{{ cap.source }}</td><td>{{ cap.evidence }}</td></tr>{% endfor %}</table>{% endif %}
 {% if stale %}<h2>Stale baseline entries</h2><ul>{% for s in stale %}<li>{{ s.rule }} [{{ s.scenario }}]</li>
 {% endfor %}</ul>{% endif %}
 <h2>Failures ({{ fails|length }})</h2>

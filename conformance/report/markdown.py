@@ -18,10 +18,20 @@ def render_markdown(result: RunResult) -> str:
         f"- Checks: {summary['passed']} passed, {summary['failed']} failed "
         f"({summary['failed_by_level']['must']} must, {summary['failed_by_level']['should']} should, "
         f"{summary['failed_by_level']['advisory']} advisory), {summary['skipped']} skipped, {summary['errors']} errors",
-        "", "## Capabilities", "", "| capability | supported | how | evidence |", "|---|---|---|---|",
     ]
+    if target["capabilities"]:
+        lines += ["", "## Capabilities", "", "| capability | supported | how | evidence |", "|---|---|---|---|"]
     for name, cap in target["capabilities"].items():
         lines.append(f"| {name} | {'yes' if cap['supported'] else 'no'} | {cap['source']} | {cap['evidence']} |")
+    generated = [s for s in result.scenarios if "examples" in s]  # a conformance fuzz run
+    if generated:
+        lines += ["", "## Generated requests", "", "| kind | examples | requests (with shrinking) | answers |",
+                  "|---|---:|---:|---|"]
+        for s in generated:
+            answers = ", ".join(f"{k}: {v}" for k, v in sorted(s.get("statuses", {}).items()))
+            lines.append(f"| {s['name']} | {s['examples']} | {s['requests']} | {answers} |")
+        lines.append(f"\nHypothesis seed {generated[0].get('seed')}: `conformance fuzz --seed "
+                     f"{generated[0].get('seed')}` repeats the run.")
     lines += ["", "## By category", "", "| category | passed | must | should | advisory | skipped |",
               "|---|---:|---:|---:|---:|---:|"]
     for row in by_category(result):
