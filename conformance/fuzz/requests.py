@@ -46,6 +46,9 @@ class FuzzCase:
     def __repr__(self) -> str:  # Hypothesis prints examples: not 16 MiB of them
         return f"FuzzCase({self.kind!r}, {self.label!r}, {len(self.wire())} bytes)"
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # Hypothesis's pretty printer, likewise
+        printer.text(repr(self))
+
     def request(self) -> Request:
         return Request(body=self.body, content=self.content, headers=dict(self.headers),
                        intent=f"fuzz-{self.kind}", scenario=f"fuzz-{self.kind}")
