@@ -101,6 +101,8 @@ def _messages(value: Any) -> list[dict[str, Any]]:
                 if part.get("type") == "image_url":
                     raise APIError(400, "this model does not take images", "unsupported_value",
                                    f"messages[{i}].content")
+                if not isinstance(part.get("text"), str):  # found by conformance fuzz (seed 11)
+                    raise _bad(f"messages[{i}].content", "a text part needs text, a string", "invalid_type")
     return value
 
 

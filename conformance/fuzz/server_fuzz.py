@@ -38,6 +38,7 @@ from conformance.runner import Runner
 
 FUZZ_RULES = tuple(r for r in RULES if r.category == "fuzz")
 SHARES = {"valid": 0.5, "invalid": 0.35, "lenient": 0.15}
+MAX_ROUNDS = 32
 Log = Callable[[str], None]
 
 
@@ -208,16 +209,15 @@ class ServerFuzzer:
         return fresh_found
 
     def explore(self, kind: str, quota: int) -> None:
+        """Hypothesis runs until the quota is spent: a run ends soon after it finds a failure (and
+        shrinks it), so the next one goes on with the failures known so far no longer raising."""
         known = {rule for rule, k in self.failures if k == kind}
-        for round_no in range(len(FUZZ_RULES) + 1):
-            if self.out_of_budget() or self.stats[kind].examples >= quota:
-                return
+        for round_no in range(MAX_ROUNDS):
             before = self.stats[kind].examples
-            fresh = self._round(kind, quota - before, known, round_no)
-            if not fresh and self.stats[kind].examples == before:
+            if self.out_of_budget() or before >= quota:
                 return
-            known |= fresh
-            if not fresh:
+            known |= self._round(kind, quota - before, known, round_no)
+            if self.stats[kind].examples == before:  # no progress: Hypothesis has nothing left to try
                 return
 
     def run(self) -> RunResult:
