@@ -48,11 +48,11 @@ def fuzz_server(session: nox.Session) -> None:
 
 @nox.session(name="fuzz-clients")
 def fuzz_clients(session: nox.Session) -> None:
-    """conformance fuzz-client, deep: both bundled adapters, every chunking, 50 Hypothesis cut lists per
+    """conformance fuzz-client, deep: both bundled adapters, every chunking, 16 Hypothesis cut lists per
     fixture for random, keep-alive comments inserted. Exit 1 lists what the adapters get wrong."""
     session.install("-e", ".[dev,reference]")
     for adapter in ("openai_sdk", "httpx_sse_min"):
-        session.run("conformance", "fuzz-client", "--examples", "50", "--keepalive", "--",
+        session.run("conformance", "fuzz-client", "--examples", "16", "--keepalive", "--",
                     "python", "-m", f"conformance.fuzz.adapters.{adapter}", success_codes=[0, 1])
 
 

@@ -217,7 +217,9 @@ def parse_chat(body: Any, model_id: str) -> ChatRequest:
         raise _bad("parallel_tool_calls", "parallel_tool_calls must be a boolean", "invalid_type")
     if not isinstance(body.get("metadata", {}), dict):
         raise _bad("metadata", "metadata must be an object", "invalid_type")
-    max_tokens = _integer(body, "max_completion_tokens", 1) or _integer(body, "max_tokens", 1)
+    # both validated, whichever wins: a bad one is refused even next to a good one (found by conformance fuzz)
+    completion_cap, legacy_cap = _integer(body, "max_completion_tokens", 1), _integer(body, "max_tokens", 1)
+    max_tokens = completion_cap if completion_cap is not None else legacy_cap
     return ChatRequest(
         model=model, messages=messages, stream=stream, include_usage=options.get("include_usage") is True,
         max_tokens=max_tokens, temperature=_number(body, "temperature", 0, 2, 1.0),

@@ -247,8 +247,9 @@ OUT_OF_RANGE: dict[str, list[Any]] = {
 
 @st.composite
 def invalid_cases(draw: st.DrawFn, model: str) -> FuzzCase:
-    """A request a server must refuse with a 4xx and the JSON error envelope."""
-    body = _base(model)
+    """A request a server must refuse with a 4xx and the JSON error envelope: one fault in a request
+    that is otherwise the plain one or a generated valid one (shrinking goes to the plain one)."""
+    body = draw(st.one_of(st.builds(_base, st.just(model)), valid_bodies(model)))
     body["stream"] = draw(st.booleans())
     form = draw(st.sampled_from(["wrong-type", "out-of-range", "missing", "truncated", "not-an-object",
                                  "garbage", "invalid-utf8", "content-type", "huge"]))
@@ -275,8 +276,11 @@ def invalid_cases(draw: st.DrawFn, model: str) -> FuzzCase:
         return FuzzCase("invalid", "bytes after the JSON value", content=raw + junk)
     if form == "invalid-utf8":
         bad = draw(st.sampled_from([b"\xff", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\xc0\xaf", b"\xf8\x88\x80\x80\x80"]))
-        at = raw.index(b'"Hi"') + 1
-        return FuzzCase("invalid", f"invalid UTF-8 {bad!r} in a message", content=raw[:at] + bad + raw[at:])
+        field_ = draw(st.sampled_from([b'"content": "', b'"model": "']))
+        at = raw.find(field_)
+        at = (at if at >= 0 else raw.index(b'"model": "')) + len(field_ if at >= 0 else b'"model": "')
+        where = "a message" if raw[at - 12:at].startswith(b'"content"') else "the model"
+        return FuzzCase("invalid", f"invalid UTF-8 {bad!r} in {where}", content=raw[:at] + bad + raw[at:])
     if form == "content-type":
         ctype = draw(st.sampled_from(["text/plain", "application/x-www-form-urlencoded", "multipart/form-data",
                                       "application/xml", "image/png"]))
@@ -291,11 +295,11 @@ def invalid_cases(draw: st.DrawFn, model: str) -> FuzzCase:
 @st.composite
 def lenient_cases(draw: st.DrawFn, model: str) -> FuzzCase:
     """Input a server may take or refuse, but never with a 5xx or a broken stream."""
-    body = _base(model)
+    body = draw(st.one_of(st.builds(_base, st.just(model)), valid_bodies(model)))
     body["stream"] = draw(st.booleans())
     form = draw(st.sampled_from(["duplicate-key", "unknown-field", "no-model", "n", "null-fields", "surrogate"]))
     if form == "duplicate-key":
-        key = draw(st.sampled_from(["model", "stream", "max_tokens", "messages"]))
+        key = draw(st.sampled_from([k for k in ("model", "stream", "max_tokens", "messages") if k in body]))
         first = json.dumps(body[key])
         second = json.dumps(draw(st.sampled_from([body[key], None, "x", 7, [], {}])))
         raw = json.dumps(body)[:-1] + f', "{key}": {second}' + "}"
@@ -316,8 +320,11 @@ def lenient_cases(draw: st.DrawFn, model: str) -> FuzzCase:
                                  min_size=1, unique=True)):
             body[key] = None
         return FuzzCase("lenient", "optional fields set to null", body=body)
-    raw = json.dumps(body).replace('"Hi"', '"H\\ud800i"')  # a lone surrogate: valid JSON, not valid Unicode
-    return FuzzCase("lenient", "a lone surrogate escape in a message", content=raw.encode())
+    raw = json.dumps(body)  # a lone surrogate escape: valid JSON, not valid Unicode
+    field_ = '"content": "' if '"content": "' in raw else '"model": "'
+    at = raw.index(field_) + len(field_)
+    return FuzzCase("lenient", f"a lone surrogate escape in {'a message' if 'content' in field_ else 'the model'}",
+                    content=(raw[:at] + "\\ud800" + raw[at:]).encode())
 
 
 def cases(kind: str, model: str, vision: bool = False) -> st.SearchStrategy[FuzzCase]:
