@@ -359,7 +359,7 @@ def fuzz(base_url: str | None, model: str | None, api_key: str | None, max_examp
         runner = Runner(target)
         try:
             result = ServerFuzzer(runner, config, log=lambda line: click.echo(line) if verbose or
-                                  not line.startswith("  ") else None).run()
+                                  not line.startswith("  ") else None).run(bodies=report_dir / "reproducers")
         finally:
             runner.close()
     except ConfigError as exc:

@@ -18,8 +18,9 @@ def redact_headers(headers: dict[str, str] | tuple[tuple[str, str], ...]) -> lis
             for k, v in items]
 
 
-def curl(base_url: str, req: Request, api_key: str | None = None) -> str:
-    """``curl -sN …`` for ``req``; a body over 2 KiB is described, not inlined."""
+def curl(base_url: str, req: Request, api_key: str | None = None, body_file: str | None = None) -> str:
+    """``curl -sN …`` for ``req``; a body over 2 KiB is read from ``body_file`` when the caller saved it
+    there, else described, not inlined."""
     parts = ["curl", "-sN"]
     if req.method != "POST" or req.encoded() is None:
         parts += ["-X", req.method]
@@ -27,7 +28,9 @@ def curl(base_url: str, req: Request, api_key: str | None = None) -> str:
     body = req.encoded()
     for name, value in redact_headers(request_headers(req, api_key)):
         parts += ["-H", f"{name}: {value}"]
-    if body is not None:
+    if body is not None and body_file is not None and len(body) > MAX_INLINE_BODY:
+        parts += ["--data-binary", f"@{body_file}"]
+    elif body is not None:
         try:
             body.decode("utf-8")
         except UnicodeDecodeError:  # not text: printf writes the exact bytes, curl reads them from stdin

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -31,7 +32,7 @@ from conformance.checks import evaluate
 from conformance.client import Limits, record
 from conformance.exchange import Exchange, analyze
 from conformance.fuzz.requests import KINDS, FuzzCase, cases
-from conformance.repro import curl
+from conformance.repro import MAX_INLINE_BODY, curl
 from conformance.results import CheckEntry, RunResult
 from conformance.rules import RULES
 from conformance.runner import Runner
@@ -220,7 +221,7 @@ class ServerFuzzer:
             if self.stats[kind].examples == before:  # no progress: Hypothesis has nothing left to try
                 return
 
-    def run(self) -> RunResult:
+    def run(self, bodies: Path | None = None) -> RunResult:
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         clock = time.monotonic()
         self.deadline = clock + self.config.time_budget
@@ -240,7 +241,7 @@ class ServerFuzzer:
                            target={"base_url": self.runner.target.base_url, "model": self.runner.model,
                                    "profile": self.runner.target.profile, "capabilities": {}},
                            strict=self.runner.target.strict)
-        result.checks = self.entries()
+        result.checks = self.entries(bodies)
         result.scenarios = [{"name": f"fuzz-{kind}", "category": "fuzz", "status": None,
                              "elapsed_s": None, "aborted": None, "examples": s.examples, "requests": s.requests,
                              "statuses": s.statuses, "seed": self.seed}
@@ -255,8 +256,9 @@ class ServerFuzzer:
         quotas[kinds[0]] += max(0, self.config.max_examples - sum(quotas.values()))
         return quotas
 
-    def entries(self) -> list[CheckEntry]:
-        """One entry per rule and kind that could show it; a failure carries the smallest request."""
+    def entries(self, bodies: Path | None = None) -> list[CheckEntry]:
+        """One entry per rule and kind that could show it; a failure carries the smallest request (its
+        body saved under ``bodies`` when it is too long for the command line)."""
         base_url, api_key = self.runner.target.base_url, self.runner.target.api_key
         entries = []
         for rule in FUZZ_RULES:
@@ -267,8 +269,15 @@ class ServerFuzzer:
                 if failure is not None:
                     message = (f"{failure.count} of {seen} {kind} requests broke it; the smallest "
                                f"({failure.case.label}, seed {self.seed}):\n{failure.message}")
+                    body_file = None
+                    if bodies is not None and failure.size > MAX_INLINE_BODY:
+                        bodies.mkdir(parents=True, exist_ok=True)
+                        path = bodies / f"{rule.id}-{kind}.body"
+                        path.write_bytes(failure.case.wire())
+                        body_file = str(path)
                     entries.append(CheckEntry(rule.id, rule.category, rule.level, scenario, "failed", message,
-                                              failure.evidence, curl(base_url, failure.case.request(), api_key)))
+                                              failure.evidence,
+                                              curl(base_url, failure.case.request(), api_key, body_file)))
                 elif seen:
                     entries.append(CheckEntry(rule.id, rule.category, rule.level, scenario, "passed",
                                               f"{seen} {kind} requests (seed {self.seed})", None, ""))

@@ -250,3 +250,22 @@ def test_a_reproducer_sends_the_exact_bytes_even_when_they_are_not_text(data: by
         assert subprocess.run(["sh", "-c", printf], capture_output=True, check=True).stdout == data
     else:
         assert "--data-binary" in command and "printf" not in command
+
+
+def test_a_long_failing_request_is_saved_for_its_reproducer(tmp_path: Path) -> None:
+    from conformance.exchange import Exchange
+    from conformance.fuzz.server_fuzz import Failure
+
+    runner = Runner(Target(base_url="http://127.0.0.1:9"))
+    try:
+        fuzzer = ServerFuzzer(runner, FuzzSettings(seed=5))
+        case = FuzzCase("invalid", "a body of 5000 bytes", content=b'{"x": "' + b"a" * 5000 + b'"}')
+        fuzzer.failures["FUZ-003", "invalid"] = Failure("FUZ-003", "invalid", case, Exchange(request=None, body=b""),
+                                                        "Received: status 500", {})
+        fuzzer.stats["invalid"].applicable["FUZ-003"] = 3
+        [entry] = fuzzer.entries(tmp_path / "reproducers")
+    finally:
+        runner.close()
+    saved = tmp_path / "reproducers" / "FUZ-003-invalid.body"
+    assert saved.read_bytes() == case.wire()
+    assert entry.reproducer.endswith(f"--data-binary @{saved}") and "1 of 3 invalid requests" in entry.message
