@@ -100,3 +100,14 @@ def test_a_partial_answer_taken_as_complete_is_reported() -> None:
     got = {**expected(fx), "complete": True}
     assert compare(expected(fx), got) == ["complete: a partial answer (cut before [DONE], or an error) taken as "
                                           "complete"]
+
+
+def test_openai_sdk_adapter_against_fixtures() -> None:
+    pytest.importorskip("openai")
+    sdk = [sys.executable, "-m", "conformance.fuzz.adapters.openai_sdk"]
+    chosen = [SSE[n] for n in ("conformant/plain-stream", "conformant/length-cut", "conformant/disconnect-freed")]
+    results = {r.fixture: r.problems for r in run_client(sdk, chosen, ["adversarial"], keepalive=True)}
+    assert results["conformant/plain-stream"] == []
+    assert any("LengthFinishReasonError" in p for p in results["conformant/length-cut"])  # the helper raises
+    assert results["conformant/disconnect-freed"] == [  # no [DONE], yet the helper returns a final completion
+        "complete: a partial answer (cut before [DONE], or an error) taken as complete"]
