@@ -257,13 +257,16 @@ CHUNKING = click.Choice(["whole", "bytes", "random", "adversarial"])
 @click.option("--chunking", type=CHUNKING, default="adversarial", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--keepalive", is_flag=True, help="Insert a ': keep-alive' comment after every event.")
-def replay(port: int, pattern: str, chunking: str, seed: int, keepalive: bool) -> None:
+@click.option("--stall", type=click.FloatRange(min=0, max=600), default=0.0, show_default=True,
+              help="Seconds of silence after every event (a client's idle timeout must outlast it).")
+def replay(port: int, pattern: str, chunking: str, seed: int, keepalive: bool, stall: float) -> None:
     """Serve recorded streams to a client under test, re-cut and re-timed, one fixture per request in turn."""
     from conformance.fuzz.replay import ReplayServer
 
     fixtures = _replay_fixtures(pattern)
     try:
-        server = ReplayServer(fixtures, chunking=chunking, seed=seed, port=port, keepalive=keepalive).start()
+        server = ReplayServer(fixtures, chunking=chunking, seed=seed, port=port, keepalive=keepalive,
+                              stall=stall).start()
     except OSError as exc:
         raise UsageFailure(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
     click.echo(f"replaying {len(fixtures)} fixtures ({chunking}) at {server.base_url}; Ctrl-C stops")

@@ -6,7 +6,8 @@ is answered with the current fixture's status, headers and exact body, cut as ``
 ``adversarial`` (cuts between CR and LF, inside UTF-8 sequences and right after ``data:``, with
 short stalls). ``cuts`` overrides the chunking with explicit cut points (fuzz-client's Hypothesis
 search sets them). With ``keepalive``, a ``: keep-alive`` comment goes after every event, where the
-WHATWG algorithm ignores it, so a correct client assembles the same message. The body is
+WHATWG algorithm ignores it, so a correct client assembles the same message; with ``stall``, the
+server falls silent for that many seconds after every event. The body is
 close-delimited, so every cut reaches the client as its own read.
 """
 
@@ -41,18 +42,24 @@ def cut(body: bytes, chunking: str, seed: int = 0) -> list[bytes]:
     raise ValueError(f"unknown chunking {chunking!r}; choose from {', '.join(CHUNKINGS)}")
 
 
-def with_keepalives(body: bytes) -> bytes:
-    """``body`` with a ``: keep-alive`` comment after every event (in the body's own line ending)."""
+def event_ends(body: bytes) -> list[int]:
+    """The offsets right after each event's blank line."""
     from conformance.wire.sse import SSEDecoder
 
+    ends, last = [], 0
+    for event in SSEDecoder().feed(body):
+        if last < event.end <= len(body):
+            ends.append(event.end)
+            last = event.end
+    return ends
+
+
+def with_keepalives(body: bytes) -> bytes:
+    """``body`` with a ``: keep-alive`` comment after every event (in the body's own line ending)."""
     eol = b"\r\n" if b"\r\n" in body else b"\n"
     comment = b": keep-alive" + eol + eol
-    decoder = SSEDecoder()
-    ends = [event.end for event in decoder.feed(body)]
     out, start = bytearray(), 0
-    for end in ends:
-        if end <= start or end > len(body):
-            continue
+    for end in event_ends(body):
         out += body[start:end] + comment
         start = end
     return bytes(out + body[start:])
@@ -62,10 +69,11 @@ class ReplayServer:
     """Serves fixtures on 127.0.0.1; ``fixture`` can be changed between requests."""
 
     def __init__(self, fixtures: list[Fixture], chunking: str = "adversarial", seed: int = 0, port: int = 0,
-                 keepalive: bool = False) -> None:
+                 keepalive: bool = False, stall: float = 0.0) -> None:
         if chunking not in CHUNKINGS:
             raise ValueError(f"unknown chunking {chunking!r}; choose from {', '.join(CHUNKINGS)}")
         self.fixtures, self.chunking, self.seed, self.keepalive = fixtures, chunking, seed, keepalive
+        self.stall = stall  # seconds of silence after every event
         self.cuts: list[int] | None = None  # explicit cut points into the served body, instead of the chunking
         self.fixture: Fixture | None = None  # set it to serve one fixture; None serves them in turn
         self.served = 0
@@ -135,10 +143,20 @@ class ReplayServer:
                 body = server.served_body(fixture)
                 parts = pieces(body, server.cuts) if server.cuts is not None else \
                     cut(body, server.chunking, server.seed + server.served)
+                ends = set(event_ends(body)) if server.stall > 0 else set()
+                if ends:  # every event ends a piece, and the silence follows it
+                    at = [0]
+                    for piece in parts:
+                        at.append(at[-1] + len(piece))
+                    parts = pieces(body, sorted((set(at[1:-1]) | ends) - {0, len(body)}))
+                written = 0
                 try:
                     for index, piece in enumerate(parts):
                         self.wfile.write(piece)
                         self.wfile.flush()
+                        written += len(piece)
+                        if written in ends and written < len(body):
+                            time.sleep(server.stall)
                         if server.cuts is not None and index < len(parts) - 1:
                             time.sleep(0.001)  # each piece its own read, so a shrunk cut list replays the same
                         elif stall and index % 7 == 3:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 from conformance.exchange import analyze
 from conformance.fixtures import load_all
 from conformance.fuzz.client_fuzz import compare, expected, run_client
-from conformance.fuzz.replay import CHUNKINGS, ReplayServer, cut, with_keepalives
+from conformance.fuzz.replay import CHUNKINGS, ReplayServer, cut, event_ends, with_keepalives
 from conformance.inspect import assembled_json
 
 SSE = {f.name: f for f in load_all() if f.body_path.suffix == ".sse" and f.exchange.status == 200}
@@ -111,3 +112,18 @@ def test_openai_sdk_adapter_against_fixtures() -> None:
     assert any("LengthFinishReasonError" in p for p in results["conformant/length-cut"])  # the helper raises
     assert results["conformant/disconnect-freed"] == [  # no [DONE], yet the helper returns a final completion
         "complete: a partial answer (cut before [DONE], or an error) taken as complete"]
+
+
+def test_stall_falls_silent_after_every_event_and_keeps_the_bytes() -> None:
+    fx = SSE["conformant/plain-stream"]
+    with ReplayServer([fx], chunking="random", stall=0.05, keepalive=True) as server:
+        server.fixture = fx
+        arrivals = []
+        with httpx.stream("POST", server.base_url + "/chat/completions", json={}) as response:
+            body = b""
+            for piece in response.iter_raw():
+                body += piece
+                arrivals.append(time.monotonic())
+    assert body == with_keepalives(fx.exchange.body)
+    events = len(event_ends(fx.exchange.body))
+    assert events >= 5 and arrivals[-1] - arrivals[0] >= 0.05 * (events - 1)  # silent after each event but the last
