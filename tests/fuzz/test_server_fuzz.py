@@ -18,13 +18,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance import servers
 from conformance.client import Limits, Request
 from conformance.fuzz.requests import HUGE_BYTES, MAX_GENERATED, FuzzCase, cases
 from conformance.fuzz.server_fuzz import FuzzSettings, ServerFuzzer
 from conformance.repro import curl
 from conformance.results import RunResult, schema
 from conformance.runner import Runner
-from conformance.servers import ServerProcess, free_port, start
+from conformance.servers import ServerProcess
 from conformance.target import Target
 
 MODEL = "m"
@@ -82,9 +83,7 @@ def outcomes(result: RunResult) -> dict[tuple[str, str], str]:
 
 
 def reference(model_dir: Path, *extra: str) -> ServerProcess:
-    port = free_port()
-    return start([sys.executable, "-m", "reference_server", "--model", str(model_dir), "--port", str(port), *extra],
-                 port, ready_path="/health")
+    return servers.reference(extra=["--model", str(model_dir), *extra])
 
 
 @pytest.fixture(scope="module")
