@@ -127,3 +127,24 @@ def test_stall_falls_silent_after_every_event_and_keeps_the_bytes() -> None:
     assert body == with_keepalives(fx.exchange.body)
     events = len(event_ends(fx.exchange.body))
     assert events >= 5 and arrivals[-1] - arrivals[0] >= 0.05 * (events - 1)  # silent after each event but the last
+
+
+def _phantom_event_after_comment() -> bool:
+    """Whether httpx-sse dispatches an empty event for a comment and a blank line once an id was seen
+    (florimondmanca/httpx-sse#35; WHATWG: a blank line with an empty data buffer dispatches nothing)."""
+    from httpx_sse._decoders import SSEDecoder
+
+    decoder = SSEDecoder()
+    events = [decoder.decode(line) for line in ("id: 7", "data: {}", "", ": keep-alive", "")]
+    return sum(e is not None for e in events) > 1
+
+
+def test_keepalive_comments_after_an_id_trip_httpx_sse_as_the_readme_says() -> None:
+    fx = SSE["legal/id-and-retry"]
+    [plain] = run_client(ADAPTER, [fx], ["whole"])
+    [kept] = run_client(ADAPTER, [fx], ["whole"], keepalive=True)
+    assert plain.problems == []
+    if _phantom_event_after_comment():  # httpx-sse 0.4.3: json.loads("") on the phantom event
+        assert any("JSONDecodeError" in p for p in kept.problems), kept
+    else:
+        assert kept.problems == []
