@@ -171,12 +171,13 @@ class ServerFuzzer:
     # -- Hypothesis ---------------------------------------------------------------------------
 
     def _round(self, kind: str, quota: int, known: set[str], round_no: int) -> set[str]:
-        """One Hypothesis run over ``kind``: the rules newly broken in it."""
+        """One Hypothesis run over ``kind`` until ``quota`` examples of that kind have been sent in
+        all: the rules newly broken in it."""
         strategy = cases(kind, self.runner.model, self.config.vision)
         fresh_found: set[str] = set()
         budget = {"shrink_left": 0}
 
-        @settings(max_examples=max(1, quota), deadline=None, database=None, derandomize=False,
+        @settings(max_examples=max(1, quota - self.stats[kind].examples), deadline=None, database=None, derandomize=False,
                   suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink),
                   report_multiple_bugs=True, verbosity=Verbosity.quiet, print_blob=False)
         @hypothesis_seed(self.seed + 7919 * round_no + KINDS.index(kind))
@@ -217,7 +218,7 @@ class ServerFuzzer:
             before = self.stats[kind].examples
             if self.out_of_budget() or before >= quota:
                 return
-            known |= self._round(kind, quota - before, known, round_no)
+            known |= self._round(kind, quota, known, round_no)
             if self.stats[kind].examples == before:  # no progress: Hypothesis has nothing left to try
                 return
 

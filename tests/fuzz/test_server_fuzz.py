@@ -116,6 +116,7 @@ def test_a_server_error_is_found_and_shrunk_to_a_reproducer(model_dir: Path) -> 
         entry = failed[0]
         assert entry.scenario == "fuzz-invalid" and "Received: status 500" in entry.message
         assert entry.reproducer.startswith(f"curl -sN {proc.base_url}/v1/chat/completions")
+        assert fuzzer.stats["invalid"].examples == 20  # after the failure, the next round spends the quota
         failure = fuzzer.failures["FUZ-003", "invalid"]
         assert failure.size < 200, failure.case.describe()  # shrunk: a short request, not a 16 MiB one
         again = httpx.post(proc.base_url + "/v1/chat/completions", content=failure.case.wire(),
