@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from typing import Any
 
 import httpx
 
-from conformance.servers import free_port, mlx_lm_server, start
+from conformance.servers import mlx_lm_server, reference
 from reference_server.engine import MODEL_ID
 from reference_server.model import ensure
 
@@ -82,8 +81,7 @@ def main() -> None:
     model = ensure()
     rows: dict[str, tuple[float, float, int]] = {}
     rows["raw mlx_lm.stream_generate"] = best([raw_generate(str(model), args.tokens) for _ in range(args.repeat)])
-    port = free_port()
-    with start([sys.executable, "-m", "reference_server", "--port", str(port)], port, ready_path="/health") as ref:
+    with reference() as ref:
         url = ref.base_url + "/v1/chat/completions"
         body = {"model": MODEL_ID, "messages": LONG, "stream": True, "max_tokens": args.tokens}
         rows["reference server"] = best([timed_stream(url, body) for _ in range(args.repeat)])

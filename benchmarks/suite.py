@@ -7,12 +7,11 @@ scenarios run concurrently (--workers 4) and one at a time (--workers 1), in one
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 
 from conformance.runner import Runner
 from conformance.scenarios import CAPABILITIES
-from conformance.servers import free_port, start
+from conformance.servers import reference
 from conformance.target import Target
 
 
@@ -30,8 +29,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    port = free_port()
-    with start([sys.executable, "-m", "reference_server", "--port", str(port)], port, ready_path="/health") as ref:
+    with reference() as ref:
         rows = {}
         for workers in (4, 1):
             runs = [one_run(ref.base_url, workers) for _ in range(args.repeat)]

@@ -216,6 +216,18 @@ def _base(model: str) -> dict[str, Any]:
     return {"model": model, "messages": [{"role": "user", "content": "Hi"}], "stream": True, "max_tokens": 4}
 
 
+CONTENT_KEY, MODEL_KEY = b'"content": "', b'"model": "'
+
+
+def _into_string(raw: bytes, key: bytes, insert: bytes) -> tuple[bytes, str]:
+    """``raw`` with ``insert`` at the start of the first ``key`` string (the model's when there is no
+    such string), and where that is, for the label."""
+    if key not in raw:
+        key = MODEL_KEY
+    at = raw.index(key) + len(key)
+    return raw[:at] + insert + raw[at:], "a message" if key == CONTENT_KEY else "the model"
+
+
 WRONG_TYPES: dict[str, list[Any]] = {
     "messages": ["Hi", {"role": "user", "content": "Hi"}, 1, None, [], ["Hi"], [{"content": "Hi"}],
                  [{"role": "wizard", "content": "Hi"}], [{"role": "user", "content": 5}],
@@ -276,11 +288,8 @@ def invalid_cases(draw: st.DrawFn, model: str) -> FuzzCase:
         return FuzzCase("invalid", "bytes after the JSON value", content=raw + junk)
     if form == "invalid-utf8":
         bad = draw(st.sampled_from([b"\xff", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\xc0\xaf", b"\xf8\x88\x80\x80\x80"]))
-        field_ = draw(st.sampled_from([b'"content": "', b'"model": "']))
-        at = raw.find(field_)
-        at = (at if at >= 0 else raw.index(b'"model": "')) + len(field_ if at >= 0 else b'"model": "')
-        where = "a message" if raw[at - 12:at].startswith(b'"content"') else "the model"
-        return FuzzCase("invalid", f"invalid UTF-8 {bad!r} in {where}", content=raw[:at] + bad + raw[at:])
+        content, where = _into_string(raw, draw(st.sampled_from([CONTENT_KEY, MODEL_KEY])), bad)
+        return FuzzCase("invalid", f"invalid UTF-8 {bad!r} in {where}", content=content)
     if form == "content-type":
         ctype = draw(st.sampled_from(["text/plain", "application/x-www-form-urlencoded", "multipart/form-data",
                                       "application/xml", "image/png"]))
@@ -320,11 +329,9 @@ def lenient_cases(draw: st.DrawFn, model: str) -> FuzzCase:
                                  min_size=1, unique=True)):
             body[key] = None
         return FuzzCase("lenient", "optional fields set to null", body=body)
-    raw = json.dumps(body)  # a lone surrogate escape: valid JSON, not valid Unicode
-    field_ = '"content": "' if '"content": "' in raw else '"model": "'
-    at = raw.index(field_) + len(field_)
-    return FuzzCase("lenient", f"a lone surrogate escape in {'a message' if 'content' in field_ else 'the model'}",
-                    content=(raw[:at] + "\\ud800" + raw[at:]).encode())
+    # a lone surrogate escape: valid JSON, not valid Unicode
+    content, where = _into_string(json.dumps(body).encode(), CONTENT_KEY, b"\\ud800")
+    return FuzzCase("lenient", f"a lone surrogate escape in {where}", content=content)
 
 
 def cases(kind: str, model: str, vision: bool = False) -> st.SearchStrategy[FuzzCase]:

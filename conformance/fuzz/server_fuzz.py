@@ -160,10 +160,9 @@ class ServerFuzzer:
                 self.log(f"  {verdict.rule.id} broken by a {kind} request ({case.label}): "
                          f"{first.message.splitlines()[0]}")
                 self.failures[verdict.rule.id, kind] = candidate
-            else:
-                candidate.count = known.count + 1
-                self.failures[verdict.rule.id, kind] = candidate if candidate.size <= known.size else \
-                    replace(known, count=known.count + 1)
+            else:  # keep the smaller request, count them all
+                smaller = candidate if candidate.size <= known.size else known
+                self.failures[verdict.rule.id, kind] = replace(smaller, count=known.count + 1)
         if ex.observations.get("liveness_status") != 200:
             self.dead = f"the server stopped answering after a {kind} request ({case.label})"
         return broken

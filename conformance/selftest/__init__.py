@@ -7,7 +7,6 @@ should-level failure, and so must the reference server itself.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ from dataclasses import dataclass, field
 from conformance.client import Limits
 from conformance.runner import Runner
 from conformance.scenarios import CAPABILITIES
-from conformance.servers import ServerFailed, free_port, start
+from conformance.servers import ServerFailed, reference
 from conformance.target import ConfigError, Target, Unreachable
 
 MODEL_ID = "chat-conformance/bigram-ref"
@@ -45,11 +44,9 @@ class Row:
 def run_one(name: str | None, expected: tuple[str, ...], legal: bool) -> Row:
     """Start the reference server with one fault (or none), run the suite, judge the outcome."""
     row = Row(name or "reference (no fault)", legal, expected)
-    port = free_port()
-    argv = [sys.executable, "-m", "reference_server", "--port", str(port)] + (["--fault", name] if name else [])
     clock = time.monotonic()
     try:
-        with start(argv, port, ready_path="/health") as server:
+        with reference(extra=["--fault", name] if name else []) as server:
             runner = Runner(Target(base_url=server.base_url, model=MODEL_ID, expect=frozenset(CAPABILITIES),
                                    limits=Limits(total=20, idle=10, first_byte=10)))
             try:

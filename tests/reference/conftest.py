@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,7 +9,8 @@ import pytest
 
 pytest.importorskip("mlx_lm", reason="the reference server needs the reference extra")
 
-from conformance.servers import ServerProcess, free_port, start  # noqa: E402
+from conformance import servers  # noqa: E402
+from conformance.servers import ServerProcess  # noqa: E402
 from reference_server.engine import Engine  # noqa: E402
 
 
@@ -22,9 +22,7 @@ def engine(model_dir: Path) -> Engine:
 
 
 def reference(model_dir: Path, *extra: str) -> ServerProcess:
-    port = free_port()
-    return start([sys.executable, "-m", "reference_server", "--model", str(model_dir), "--port", str(port), *extra],
-                 port, ready_path="/health")
+    return servers.reference(extra=["--model", str(model_dir), *extra])
 
 
 @pytest.fixture(scope="session")
