@@ -9,20 +9,17 @@ from __future__ import annotations
 import argparse
 import time
 
-from conformance.runner import Runner
+from conformance.engine import execute
 from conformance.scenarios import CAPABILITIES
 from conformance.servers import reference
-from conformance.target import Target
+from conformance.settings import build_settings
 
 
 def one_run(base_url: str, workers: int) -> tuple[float, int, bool]:
-    runner = Runner(Target(base_url=base_url, workers=workers, expect=frozenset(CAPABILITIES)))
-    try:
-        start_time = time.perf_counter()
-        result = runner.run()
-        return time.perf_counter() - start_time, len(result.checks), result.failed_gate()
-    finally:
-        runner.close()
+    settings = build_settings(base_url=base_url, workers=workers, expect=",".join(CAPABILITIES))
+    start_time = time.perf_counter()
+    result = execute(settings)
+    return time.perf_counter() - start_time, len(result.checks), result.failed_gate()
 
 
 def main() -> None:

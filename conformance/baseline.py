@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from conformance.errors import ConfigError
 from conformance.results import RunResult
-from conformance.target import ConfigError
 
 
 def load_baseline(path: Path) -> list[dict[str, str]]:
@@ -31,8 +31,9 @@ def apply_baseline(result: RunResult, known: list[dict[str, str]]) -> None:
         if entry.outcome == "failed" and (entry.rule, entry.scenario) in wanted:
             entry.known = True
             failing.add((entry.rule, entry.scenario))
-    evaluated_rules = {e.rule for e in result.checks}
-    result.stale_baseline = [{"rule": r, "scenario": s} for r, s in sorted(wanted - failing) if r in evaluated_rules]
+    passing = {(e.rule, e.scenario) for e in result.checks if e.outcome == "passed"}
+    # stale: judged again and passed; a rule skipped or not run this time says nothing about the entry
+    result.stale_baseline = [{"rule": r, "scenario": s} for r, s in sorted((wanted - failing) & passing)]
 
 
 def make_baseline(doc: dict[str, Any]) -> dict[str, Any]:

@@ -14,8 +14,9 @@ from typing import Any
 import click
 
 from conformance import __version__
+from conformance.errors import EXIT_CODES_HELP, ConformanceError, ExitCode
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = (int(c) for c in ExitCode)
 
 
 class UsageFailure(click.ClickException):
@@ -27,7 +28,14 @@ class UsageFailure(click.ClickException):
         click.echo(f"conformance: {self.format_message()}", err=True)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _profiles() -> list[str]:
+    from conformance.settings import profile_names
+
+    return list(profile_names())
+
+
+PROFILES = _profiles()
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
 @click.version_option(__version__, prog_name="conformance")
 def cli() -> None:
     """Conformance suite and protocol fuzzer for OpenAI-compatible Chat Completions servers."""
@@ -50,7 +58,7 @@ def rules(fmt: str) -> None:
               help="A `curl -si` header block (status line and headers).")
 @click.option("--path", "path", help="The request path, when it is not /v1/chat/completions or guessed.")
 @click.option("--profile", default="openai", show_default=True,
-              type=click.Choice(["openai", "azure", "afm", "lmstudio", "llamacpp", "vllm", "ollama"]))
+              type=click.Choice(PROFILES))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def inspect(stream: Path, request: Path | None, headers: Path | None, path: str | None, profile: str,
             fmt: str) -> None:
@@ -70,81 +78,143 @@ def inspect(stream: Path, request: Path | None, headers: Path | None, path: str 
     sys.exit(EXIT_FAILED if result.must_failed else EXIT_OK)
 
 
-PROFILES = ["openai", "azure", "afm", "lmstudio", "llamacpp", "vllm", "ollama"]
+RUN_ENV = "Every option is also read from CONFORMANCE_<OPTION> (e.g. CONFORMANCE_TIMEOUT), the base URL and key " \
+    "also from OPENAI_BASE_URL and OPENAI_API_KEY; a flag wins over the environment."
 
 
-def _capabilities(value: str | None) -> list[str]:
-    from conformance.scenarios import CAPABILITIES
-
-    caps = [c.strip() for c in (value or "").split(",") if c.strip()]
-    unknown = [c for c in caps if c not in CAPABILITIES]
-    if unknown:
-        raise UsageFailure(f"unknown capability {unknown[0]!r}; choose from {', '.join(CAPABILITIES)}")
-    return caps
-
-
-@cli.command(context_settings={"ignore_unknown_options": False})
-@click.option("--base-url", envvar="OPENAI_BASE_URL", help="Server to test, with or without /v1 [env OPENAI_BASE_URL]. "
-              "Without it, the bundled reference server is started, used and stopped.")
-@click.option("--model", help="Model id (default: the first that GET /v1/models lists).")
-@click.option("--api-key", envvar="OPENAI_API_KEY", help="Bearer token [env OPENAI_API_KEY]; never written to reports.")
-@click.option("--expect", "expect", help="Capabilities the server must have: tools, reasoning, structured, usage, "
-              "ollama, cancel-endpoint, request-id (comma-separated).")
-@click.option("--category", "categories", multiple=True, help="Only this category (repeatable).")
-@click.option("--rule", "rule_ids", multiple=True, help="Only this rule id (repeatable).")
-@click.option("--profile", type=click.Choice(PROFILES), default="openai", show_default=True)
-@click.option("--strict", is_flag=True, help="Should-level failures also fail the run.")
-@click.option("--baseline", type=click.Path(path_type=Path, dir_okay=False), help="Known failures to tolerate.")
-@click.option("--report-dir", type=click.Path(path_type=Path, file_okay=False), default=Path("reports/latest"),
-              show_default=True)
-@click.option("--timeout", type=click.FloatRange(min=1), default=120.0, show_default=True,
-              help="Seconds one response may take in all.")
-@click.option("--workers", type=click.IntRange(min=1, max=64), default=4, show_default=True)
-@click.option("-v", "--verbose", is_flag=True, help="Show each scenario as it runs.")
+@cli.command(context_settings={"ignore_unknown_options": False}, epilog=f"{RUN_ENV}\n\n{EXIT_CODES_HELP}")
+@click.option("--base-url", envvar=["CONFORMANCE_BASE_URL", "OPENAI_BASE_URL"],
+              help="Server to test, with or without /v1. Without it, the bundled reference server is started, used "
+              "and stopped.")
+@click.option("--model", envvar="CONFORMANCE_MODEL", help="Model id (default: the first that GET /v1/models lists).")
+@click.option("--api-key", envvar=["CONFORMANCE_API_KEY", "OPENAI_API_KEY"],
+              help="Bearer token; never written to reports or printed.")
+@click.option("--expect", "expect", envvar="CONFORMANCE_EXPECT",
+              help="Capabilities the server must have: tools, reasoning, structured, usage, ollama, cancel-endpoint, "
+              "request-id (comma-separated).")
+@click.option("--category", "categories", multiple=True, envvar="CONFORMANCE_CATEGORY",
+              help="Only the rules of this category, and only the scenarios they need (repeatable).")
+@click.option("--rule", "rule_ids", multiple=True, envvar="CONFORMANCE_RULE",
+              help="Only this rule id, and only the scenarios it needs (repeatable).")
+@click.option("--scenario", "scenarios", multiple=True, envvar="CONFORMANCE_SCENARIO",
+              help="Only this scenario (repeatable; `conformance scenarios` lists them).")
+@click.option("--profile", type=click.Choice(PROFILES), default="openai", show_default=True, envvar="CONFORMANCE_PROFILE",
+              help="The dialect whose documented extensions are allowed.")
+@click.option("--strict", is_flag=True, envvar="CONFORMANCE_STRICT", help="Should-level failures also fail the run.")
+@click.option("--baseline", envvar="CONFORMANCE_BASELINE", help="Known failures to tolerate (from `conformance baseline`).")
+@click.option("--report-dir", envvar="CONFORMANCE_REPORT_DIR", default="reports/latest", show_default=True,
+              help="Where results.json, junit.xml, report.md, report.html and the wire log go.")
+@click.option("--timeout", envvar="CONFORMANCE_TIMEOUT", default="120", show_default=True,
+              help="Seconds one response may take in all (first byte at most 60, between reads at most 30).")
+@click.option("--workers", envvar="CONFORMANCE_WORKERS", default="4", show_default=True,
+              help="Independent scenarios run at once.")
+@click.option("-v", "--verbose", is_flag=True, help="Also show each scenario as it starts and each finding.")
 def run(base_url: str | None, model: str | None, api_key: str | None, expect: str | None,
-        categories: tuple[str, ...], rule_ids: tuple[str, ...], profile: str, strict: bool, baseline: Path | None,
-        report_dir: Path, timeout: float, workers: int, verbose: bool) -> None:
-    """Run the live suite against a server (or the bundled reference server)."""
-    import pytest
+        categories: tuple[str, ...], rule_ids: tuple[str, ...], scenarios: tuple[str, ...], profile: str, strict: bool,
+        baseline: str | None, report_dir: str, timeout: str, workers: str, verbose: bool) -> None:
+    """Run the live suite against a server (or the bundled reference server), with progress as it goes."""
+    from conformance.settings import build_settings
 
-    from conformance.rules import CATEGORIES, RULES_BY_ID
-    from conformance.target import ConfigError, normalize_base_url
+    try:
+        settings = build_settings(base_url=base_url, api_key=api_key, model=model, profile=profile, expect=expect,
+                                  rules=list(rule_ids), categories=list(categories), scenarios=list(scenarios),
+                                  strict=strict, baseline=baseline, report_dir=report_dir, timeout=timeout,
+                                  workers=workers)
+    except ConformanceError as exc:
+        raise UsageFailure(str(exc)) from None
+    _drive(settings, lambda: _engine_run(settings), verbose)
 
-    for category in categories:
-        if category == "fuzz":
-            raise UsageFailure("the fuzz rules are judged on generated requests: run `conformance fuzz`")
-        if category not in CATEGORIES:
-            raise UsageFailure(f"unknown category {category!r}; choose from {', '.join(CATEGORIES)}")
-    for rule_id in rule_ids:
-        if rule_id not in RULES_BY_ID:
-            raise UsageFailure(f"unknown rule {rule_id!r}; `conformance rules` lists them")
-    caps = _capabilities(expect)
-    if baseline is not None and not baseline.is_file():
-        raise UsageFailure(f"the baseline {str(baseline)!r} does not exist")
-    # options as --name=value, so that pytest never takes a value for a path when it picks its rootdir
-    args = ["--pyargs", "conformance.suites", "-p", "no:cacheprovider", "--no-header", "-rfE",
-            f"--rootdir={Path.cwd()}", f"--conformance-report-dir={report_dir}", f"--conformance-profile={profile}",
-            f"--conformance-timeout={timeout}", f"--conformance-workers={workers}"]
-    if base_url:
-        try:
-            args.append(f"--conformance-base-url={normalize_base_url(base_url)}")
-        except ConfigError as exc:
-            raise UsageFailure(str(exc)) from None
-    else:
-        args.append("--conformance-reference")
-    for flag, value in (("model", model), ("api-key", api_key), ("baseline", baseline)):
-        if value:
-            args.append(f"--conformance-{flag}={value}")
-    if caps:
-        args.append(f"--conformance-expect={','.join(caps)}")
-    args += [f"--conformance-category={c}" for c in categories]
-    args += [f"--conformance-rule={r}" for r in rule_ids]
-    if strict:
-        args.append("--conformance-strict")
-    if verbose:
-        args.append("-v")
-    code = int(pytest.main(args))
-    sys.exit(code if code in (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE) else EXIT_USAGE)
+
+def _engine_run(settings: Any) -> Any:
+    from conformance.engine import run as engine_run
+
+    return engine_run(settings)
+
+
+def _drive(settings: Any, make_events: Any, verbose: bool, out: Path | None = None) -> None:
+    """Consume the engine's events with live progress, write the reports, exit with the verdict."""
+    from rich.console import Console
+
+    from conformance.engine.events import RunFinished
+    from conformance.report import write_all
+    from conformance.report.terminal import LiveProgress, failure_lines, summary_lines
+    from conformance.secrets import Scrubber
+
+    scrub = Scrubber(settings.secrets)
+    console = Console(highlight=False, soft_wrap=True)
+    progress = LiveProgress(console, verbose, scrub.text)
+    result = None
+    try:
+        for event in make_events():
+            progress.handle(event)
+            if isinstance(event, RunFinished):
+                result = event.result
+    except ConformanceError as exc:
+        click.echo(f"conformance: {scrub.text(str(exc))}", err=True)
+        sys.exit(int(exc.exit_code))
+    except KeyboardInterrupt:
+        click.echo("conformance: interrupted; no report written", err=True)
+        sys.exit(130)
+    assert result is not None
+    report_dir = out or settings.report_dir
+    if report_dir is not None:
+        write_all(result, report_dir, scrub)
+    progress.line("")
+    for text in failure_lines(result):
+        progress.line(text)
+    for text in summary_lines(result):
+        progress.line(text)
+    if report_dir is not None:
+        wire = f"; wire log: {report_dir}/wire" if (report_dir / "wire" / "run.json").is_file() else ""
+        progress.line(f"reports: {report_dir}/results.json, junit.xml, report.md, report.html{wire}")
+    sys.exit(int(ExitCode.FAILED if result.failed_gate() else ExitCode.OK))
+
+
+@cli.command(epilog=EXIT_CODES_HELP)
+@click.argument("report_dir", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--report-dir", "out", type=click.Path(path_type=Path, file_okay=False),
+              help="Where the new reports go (default: REPORT_DIR itself; its wire log is left as it is).")
+@click.option("--profile", type=click.Choice(PROFILES), help="Judge under this profile instead of the run's.")
+@click.option("--strict/--no-strict", default=None, help="Judge with or without --strict (default: as the run was).")
+@click.option("--baseline", help="Apply this baseline instead of the run's.")
+@click.option("-v", "--verbose", is_flag=True, help="Show each finding.")
+def rejudge(report_dir: Path, out: Path | None, profile: str | None, strict: bool | None, baseline: str | None,
+            verbose: bool) -> None:
+    """Judge a run again offline, from the wire log in REPORT_DIR/wire: the same reports, the verdicts of now."""
+    from conformance.engine import rejudge as engine_rejudge
+    from conformance.settings import Settings, build_settings, check_writable
+
+    changes: dict[str, Any] = {}
+    try:
+        if profile is not None:
+            changes["profile"] = profile
+        if strict is not None:
+            changes["strict"] = strict
+        if baseline is not None:
+            changes["known_failures"] = build_settings(baseline=baseline).known_failures
+        target = check_writable(out or report_dir)
+        from conformance.engine import wirelog
+
+        wirelog.load(report_dir)  # the log is read before anything is written
+    except ConformanceError as exc:
+        raise UsageFailure(str(exc)) from None
+    _drive(Settings(), lambda: engine_rejudge(report_dir, changes), verbose, out=target)
+
+
+@cli.command()
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def scenarios(fmt: str) -> None:
+    """List the live scenarios: name, category, the capability each needs, what it sends."""
+    from conformance.scenarios import SCENARIOS
+
+    rows = [{"name": sc.name, "category": sc.category, "needs": sc.needs, "kind": sc.kind,
+             "description": sc.description} for sc in SCENARIOS]
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        click.echo(f"{row['name']:26} {row['category']:12} {row['needs'] or '-':16} {row['kind']:10} "
+                   f"{row['description']}")
 
 
 def _read_results(path: Path) -> dict[str, Any]:
@@ -337,49 +407,48 @@ def fuzz(base_url: str | None, model: str | None, api_key: str | None, max_examp
          time_budget: float, max_shrinks: int, kinds: tuple[str, ...], vision: bool, profile: str, timeout: float,
          report_dir: Path, verbose: bool) -> None:
     """Send generated requests (valid, invalid, lenient) to a server; shrink every failure to a curl reproducer."""
-    from conformance.client import Limits
+    from conformance.engine.runner import Runner
     from conformance.fuzz.requests import KINDS
     from conformance.fuzz.server_fuzz import FuzzSettings, ServerFuzzer
     from conformance.report import write_all
     from conformance.report.common import failures
     from conformance.report.terminal import summary_lines
-    from conformance.runner import Runner
+    from conformance.secrets import Scrubber
     from conformance.servers import reference
-    from conformance.target import ConfigError, Target, Unreachable, normalize_base_url
+    from conformance.settings import build_settings
 
+    try:
+        settings = build_settings(base_url=base_url, api_key=api_key, model=model, profile=profile, timeout=timeout,
+                                  report_dir=report_dir)
+    except ConformanceError as exc:
+        raise UsageFailure(str(exc)) from None
+    scrub = Scrubber(settings.secrets)
     server = None
     try:
-        if base_url:
-            url = normalize_base_url(base_url)
-        else:
+        if settings.base_url is None:
             click.echo("starting the bundled reference server …")
             server = reference()
-            url = server.base_url
-        target = Target(base_url=url, api_key=api_key, model=model, profile=profile,
-                        limits=Limits(total=timeout, idle=min(30.0, timeout), first_byte=timeout))
+            settings = settings.with_target(server.base_url)
         config = FuzzSettings(max_examples=max_examples, seed=seed, time_budget=time_budget, max_shrinks=max_shrinks,
                               vision=vision, kinds=tuple(k for k in KINDS if k in kinds) or KINDS)
-        runner = Runner(target)
+        runner = Runner(settings)
         try:
-            result = ServerFuzzer(runner, config, log=lambda line: click.echo(line) if verbose or
+            result = ServerFuzzer(runner, config, log=lambda line: click.echo(scrub.text(line)) if verbose or
                                   not line.startswith("  ") else None).run(bodies=report_dir / "reproducers")
         finally:
             runner.close()
-    except ConfigError as exc:
-        raise UsageFailure(str(exc)) from None
-    except Unreachable as exc:
-        click.echo(f"conformance: {exc}", err=True)
-        sys.exit(EXIT_UNREACHABLE)
+    except ConformanceError as exc:
+        click.echo(f"conformance: {scrub.text(str(exc))}", err=True)
+        sys.exit(int(exc.exit_code))
     finally:
         if server is not None:
             server.stop()
-    report_dir.mkdir(parents=True, exist_ok=True)
-    write_all(result, report_dir)
+    write_all(result, report_dir, scrub)
     for line in summary_lines(result)[:-1]:  # no capabilities line: the fuzzer probes none
-        click.echo(line)
+        click.echo(scrub.text(line))
     for entry in failures(result):
-        click.echo(f"\n{entry.rule} [{entry.level}] {entry.scenario}: {entry.message}")
-        click.echo(f"  reproduce: {entry.reproducer}")
+        click.echo(scrub.text(f"\n{entry.rule} [{entry.level}] {entry.scenario}: {entry.message}"))
+        click.echo(scrub.text(f"  reproduce: {entry.reproducer}"))
     click.echo(f"\nreports: {report_dir}/results.json, junit.xml, report.md, report.html")
     sys.exit(EXIT_FAILED if result.failed_gate() else EXIT_OK)
 

@@ -2,63 +2,88 @@
 
     pytest --pyargs conformance.suites --conformance-base-url http://127.0.0.1:8080
 
-Options live in one group, ``--conformance-*``, each also read from an environment variable. The
-run state is one ``ConformanceState`` on ``config``. The scenarios run once, on first use, and
-every rule test reads their verdicts; the reports are written when the session finishes.
+A second front-end over the engine (``conformance.engine.run``), beside the CLI. Options live in one
+group, ``--conformance-*``, each also read from the environment variable the CLI reads. The rules
+left after selection (``-k``, ``--conformance-rule``, ``--conformance-category``) decide which
+scenarios run; the settings are validated at collection, before any request; the engine runs once,
+on the first rule test, and every rule test reads its verdict. Under pytest-xdist each worker would
+run the live suite again against the same server, so ``-n`` is refused in one sentence.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conformance.results import RunResult
-from conformance.target import ConfigError, Unreachable
+from conformance.errors import ConformanceError, ExitCode
+from conformance.results import RuleVerdict, RunResult
+from conformance.settings import Settings
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
-
-OPTIONS: tuple[tuple[str, str | None, str], ...] = (
-    ("base-url", "OPENAI_BASE_URL", "Base URL of the server under test (with or without /v1)."),
-    ("api-key", "OPENAI_API_KEY", "Bearer token for the server under test (never written to reports)."),
-    ("model", "CONFORMANCE_MODEL", "Model id to request (default: the first that GET /v1/models lists)."),
-    ("profile", "CONFORMANCE_PROFILE", "Dialect: openai, azure, afm, lmstudio, llamacpp, vllm, ollama."),
-    ("expect", "CONFORMANCE_EXPECT", "Capabilities the server must have, comma-separated."),
-    ("baseline", "CONFORMANCE_BASELINE", "Known failures (JSON from `conformance baseline`)."),
-    ("report-dir", "CONFORMANCE_REPORT_DIR", "Where to write results.json, junit.xml, report.md, report.html."),
-    ("timeout", "CONFORMANCE_TIMEOUT", "Seconds one response may take in all (default 120)."),
-    ("workers", "CONFORMANCE_WORKERS", "Scenarios run at once (default 4)."),
+OPTIONS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("base-url", ("CONFORMANCE_BASE_URL", "OPENAI_BASE_URL"), "Base URL of the server under test (with or without /v1)."),
+    ("api-key", ("CONFORMANCE_API_KEY", "OPENAI_API_KEY"), "Bearer token for the server (never written or printed)."),
+    ("model", ("CONFORMANCE_MODEL",), "Model id to request (default: the first that GET /v1/models lists)."),
+    ("profile", ("CONFORMANCE_PROFILE",), "Dialect: openai, azure, afm, lmstudio, llamacpp, vllm, ollama."),
+    ("expect", ("CONFORMANCE_EXPECT",), "Capabilities the server must have, comma-separated."),
+    ("baseline", ("CONFORMANCE_BASELINE",), "Known failures (JSON from `conformance baseline`)."),
+    ("report-dir", ("CONFORMANCE_REPORT_DIR",), "Where results.json, junit.xml, report.md, report.html go."),
+    ("timeout", ("CONFORMANCE_TIMEOUT",), "Seconds one response may take in all (default 120)."),
+    ("workers", ("CONFORMANCE_WORKERS",), "Scenarios run at once (default 4)."),
 )
+XDIST_REFUSED = ("the live conformance suite runs once per session against one server, and pytest-xdist would run "
+                 "it once per worker: run it without -n")
+
+
+def _env(names: tuple[str, ...]) -> str | None:
+    for name in names:
+        if os.environ.get(name):
+            return os.environ[name]
+    return None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Register the --conformance-* options."""
     group = parser.getgroup("conformance", "chat-conformance live suite")
     for name, env, help_text in OPTIONS:
-        group.addoption(f"--conformance-{name}", dest=f"conformance_{name.replace('-', '_')}",
-                        default=os.environ.get(env) if env else None, help=f"{help_text} [env {env}]")
-    group.addoption("--conformance-category", dest="conformance_category", action="append", default=[],
-                    help="Only rules of this category (repeatable).")
-    group.addoption("--conformance-rule", dest="conformance_rule", action="append", default=[],
-                    help="Only this rule id (repeatable).")
-    group.addoption("--conformance-scenario", dest="conformance_scenario", action="append", default=[],
+        group.addoption(f"--conformance-{name}", dest=f"conformance_{name.replace('-', '_')}", default=_env(env),
+                        help=f"{help_text} [env {', '.join(env)}]")
+    group.addoption("--conformance-category", dest="conformance_category", action="append",
+                    default=_split_env("CONFORMANCE_CATEGORY"), help="Only rules of this category (repeatable).")
+    group.addoption("--conformance-rule", dest="conformance_rule", action="append",
+                    default=_split_env("CONFORMANCE_RULE"), help="Only this rule id (repeatable).")
+    group.addoption("--conformance-scenario", dest="conformance_scenario", action="append",
+                    default=_split_env("CONFORMANCE_SCENARIO"),
                     help="Only this scenario (repeatable; `conformance scenarios` lists them).")
     group.addoption("--conformance-strict", dest="conformance_strict", action="store_true",
-                    default=os.environ.get("CONFORMANCE_STRICT") == "1", help="Should-level failures fail the run.")
+                    default=os.environ.get("CONFORMANCE_STRICT", "").lower() in ("1", "true", "yes", "on"),
+                    help="Should-level failures fail the run [env CONFORMANCE_STRICT].")
     group.addoption("--conformance-reference", dest="conformance_reference", action="store_true", default=False,
                     help="Start the bundled reference server and run against it.")
 
 
+def _split_env(name: str) -> list[str]:
+    return [v.strip() for v in os.environ.get(name, "").split(",") if v.strip()]
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Create the run state and register the marker."""
+    """Create the run state, register the marker, refuse -n for the live suite."""
     config.addinivalue_line("markers", "conformance_rule(id): a live conformance rule")
     config.stash[STATE] = ConformanceState(config)
+    if _wants_live_suite(config) and (config.getoption("numprocesses", None) or 0):
+        pytest.exit(f"conformance: {XDIST_REFUSED}", returncode=int(ExitCode.USAGE))
 
 
+def _wants_live_suite(config: pytest.Config) -> bool:
+    args = [str(a) for a in config.invocation_params.args]
+    return any("conformance.suites" in a or "conformance/suites" in a or a.startswith("--conformance-") for a in args)
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Deselect rule tests outside --conformance-category / --conformance-rule."""
+    """Deselect rule tests outside --conformance-category / --conformance-rule, then (after -k has
+    deselected its share) build and validate the settings for the rules that are left."""
     state = config.stash[STATE]
     keep, drop = [], []
     for item in items:
@@ -70,23 +95,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+    rules = {str(m.args[0]) for item in items if (m := item.get_closest_marker("conformance_rule")) is not None}
+    if not rules:
+        return
+    if hasattr(config, "workerinput"):  # a worker of pytest-xdist, started without our -n check
+        pytest.exit(f"conformance: {XDIST_REFUSED}", returncode=int(ExitCode.USAGE))
+    state.prepare(frozenset(rules))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Write the reports and set the exit status from the verdicts, not from pytest's counts."""
     state = session.config.stash[STATE]
-    state.stop_server()
     if state.result is None:
         if state.error_code is not None:
             session.exitstatus = state.error_code
         return
     state.write_reports()
     if session.exitstatus in (0, 1):
-        session.exitstatus = EXIT_FAILED if state.result.failed_gate() else EXIT_OK
+        session.exitstatus = int(ExitCode.FAILED if state.result.failed_gate() else ExitCode.OK)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    """A per-category summary, the capabilities and where the reports are."""
+    """The failing rules, a per-category summary, the capabilities and where the reports are."""
     state = config.stash[STATE]
     if state.error_message:
         terminalreporter.write_line(f"conformance: {state.error_message}", red=True, bold=True)
@@ -96,25 +126,25 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
     terminalreporter.section("chat-conformance")
     for line in summary_lines(state.result):
-        terminalreporter.write_line(line)
-    if state.report_dir is not None:
-        terminalreporter.write_line(f"reports: {state.report_dir}/results.json, junit.xml, report.md, report.html")
+        terminalreporter.write_line(state.scrub(line))
+    if state.settings is not None and state.settings.report_dir is not None:
+        terminalreporter.write_line(f"reports: {state.settings.report_dir}/results.json, junit.xml, report.md, "
+                                    "report.html")
 
 
 class ConformanceState:
-    """Options, the target, the server we started (if any) and the result of the run."""
+    """The settings, the result of the one run and the verdict of each rule."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        self.settings: Settings | None = None
         self.result: RunResult | None = None
+        self.verdicts: dict[str, RuleVerdict] = {}
         self.error_code: int | None = None
         self.error_message = ""
-        self.server: Any = None
         opt = config.option
         self.categories = set(getattr(opt, "conformance_category", []) or [])
         self.rules = set(getattr(opt, "conformance_rule", []) or [])
-        report_dir = getattr(opt, "conformance_report_dir", None)
-        self.report_dir = Path(report_dir) if report_dir else Path("reports/latest")
         self.attempted = False
 
     def selected(self, rule_id: str) -> bool:
@@ -124,94 +154,83 @@ class ConformanceState:
             return True
         return rule_id in self.rules or RULES_BY_ID[rule_id].category in self.categories
 
-    def rule_ids(self) -> set[str] | None:
-        from conformance.rules import RULES
-
-        if not self.categories and not self.rules:
-            return None
-        return {r.id for r in RULES if self.selected(r.id)}
-
-    def run(self) -> RunResult:
-        """Run the scenarios once; later calls give the same result (or skip after an error)."""
-        if self.result is not None:
-            return self.result
-        if self.attempted:
-            pytest.skip(f"no run: {self.error_message}")
-        self.attempted = True
-        try:
-            self.result = self._run()
-        except ConfigError as exc:
-            self._fail(EXIT_USAGE, str(exc))
-        except Unreachable as exc:
-            self._fail(EXIT_UNREACHABLE, str(exc))
-        return self.result  # type: ignore[return-value]
-
-    def _fail(self, code: int, message: str) -> None:
-        self.error_code, self.error_message = code, message
-        pytest.exit(f"conformance: {message}", returncode=code)
-
-    def _run(self) -> RunResult:
-        from conformance.baseline import apply_baseline, load_baseline
-        from conformance.runner import Runner
-
-        target = self.target()
-        writer = self.config.get_terminal_writer()
-        writer.line(f"chat-conformance: {target.base_url} (profile {target.profile}, {target.workers} workers)")
-        verbose = self.config.option.verbose > 0
-        runner = Runner(target, log=(lambda line: writer.line("  " + line)) if verbose else None)
-        try:
-            scenarios = set(getattr(self.config.option, "conformance_scenario", []) or []) or None
-            result = runner.run(self.rule_ids(), scenarios)
-        finally:
-            runner.close()
-        baseline = getattr(self.config.option, "conformance_baseline", None)
-        if baseline:
-            apply_baseline(result, load_baseline(Path(baseline)))
-        return result
-
-    def target(self) -> Any:
-        from conformance.client import Limits
-        from conformance.target import Target, normalize_base_url
+    def prepare(self, rules: frozenset[str]) -> None:
+        """Build and validate the settings (before any request); exit 2 in one sentence if they are wrong."""
+        from conformance.settings import build_settings
 
         opt = self.config.option
         base_url = getattr(opt, "conformance_base_url", None)
-        if getattr(opt, "conformance_reference", False) and not base_url:
-            base_url = self.start_reference()
-        if not base_url:
-            raise ConfigError("no base URL: pass --conformance-base-url (or set OPENAI_BASE_URL)")
-        timeout = float(getattr(opt, "conformance_timeout", None) or 120)
-        workers = int(getattr(opt, "conformance_workers", None) or 4)
-        expect = frozenset(c.strip() for c in (getattr(opt, "conformance_expect", None) or "").split(",") if c.strip())
-        if self.server is not None and not expect:  # the bundled reference server claims every capability
-            from conformance.scenarios import CAPABILITIES
+        if not base_url and not getattr(opt, "conformance_reference", False):
+            self._fail(ExitCode.USAGE, "no base URL: pass --conformance-base-url (or set OPENAI_BASE_URL), "
+                                       "or --conformance-reference for the bundled server")
+        try:
+            self.settings = build_settings(
+                base_url=base_url or None, api_key=getattr(opt, "conformance_api_key", None),
+                model=getattr(opt, "conformance_model", None), profile=getattr(opt, "conformance_profile", None),
+                expect=getattr(opt, "conformance_expect", None), rules=sorted(rules),
+                scenarios=getattr(opt, "conformance_scenario", None) or None,
+                strict=bool(getattr(opt, "conformance_strict", False)),
+                baseline=getattr(opt, "conformance_baseline", None),
+                report_dir=getattr(opt, "conformance_report_dir", None) or "reports/latest",
+                timeout=getattr(opt, "conformance_timeout", None), workers=getattr(opt, "conformance_workers", None))
+        except ConformanceError as exc:
+            self._fail(exc.exit_code, str(exc))
 
-            expect = frozenset(CAPABILITIES)
-        return Target(base_url=normalize_base_url(base_url), api_key=getattr(opt, "conformance_api_key", None),
-                      model=getattr(opt, "conformance_model", None),
-                      profile=getattr(opt, "conformance_profile", None) or "openai", expect=expect,
-                      limits=Limits(total=timeout, idle=min(30.0, timeout), first_byte=min(60.0, timeout)),
-                      workers=workers, strict=bool(getattr(opt, "conformance_strict", False)))
+    def scrub(self, text: str) -> str:
+        from conformance.secrets import Scrubber
 
-    def start_reference(self) -> str:
-        from conformance.servers import reference
+        return Scrubber(self.settings.secrets if self.settings else ()).text(text)
 
-        self.server = reference()
-        return str(self.server.base_url)
+    def run(self) -> RunResult:
+        """Run the engine once; later calls give the same result (or skip after an error)."""
+        if self.result is not None:
+            return self.result
+        if self.attempted or self.settings is None:
+            pytest.skip(f"no run: {self.error_message or 'the settings were not prepared'}")
+        self.attempted = True
+        from conformance.engine import events as ev
+        from conformance.engine import run as engine_run
+        from conformance.report.terminal import LiveProgress
 
-    def stop_server(self) -> None:
-        if self.server is not None:
-            self.server.stop()
-            self.server = None
+        writer = self.config.get_terminal_writer()
+        verbose = self.config.option.verbose > 0
+        try:
+            for event in engine_run(self.settings):
+                if verbose and isinstance(event, ev.ScenarioFinished):
+                    writer.line("")
+                    LiveProgress(_WriterConsole(writer), scrub=self.scrub).handle(event)  # type: ignore[arg-type]
+                if isinstance(event, ev.RunFinished):
+                    self.result = event.result
+        except ConformanceError as exc:
+            self._fail(exc.exit_code, str(exc))
+        assert self.result is not None
+        self.verdicts = {v.rule: v for v in self.result.rule_verdicts()}
+        return self.result
+
+    def _fail(self, code: int, message: str) -> None:
+        self.error_code, self.error_message = int(code), self.scrub(message)
+        pytest.exit(f"conformance: {self.error_message}", returncode=int(code))
 
     def write_reports(self) -> None:
         from conformance.report import write_all
+        from conformance.secrets import Scrubber
 
-        assert self.result is not None
-        self.report_dir.mkdir(parents=True, exist_ok=True)
-        write_all(self.result, self.report_dir)
+        assert self.result is not None and self.settings is not None
+        if self.settings.report_dir is not None:
+            write_all(self.result, self.settings.report_dir, Scrubber(self.settings.secrets))
 
     def entries(self, rule_id: str) -> list[Any]:
         return [c for c in self.run().checks if c.rule == rule_id]
+
+
+class _WriterConsole:
+    """Just enough of a rich Console for LiveProgress to print through pytest's terminal writer."""
+
+    def __init__(self, writer: Any) -> None:
+        self.writer = writer
+
+    def print(self, text: str, **_: Any) -> None:
+        self.writer.line(str(text))
 
 
 STATE = pytest.StashKey[ConformanceState]()
@@ -224,21 +243,21 @@ def conformance_state(pytestconfig: pytest.Config) -> ConformanceState:
 
 
 def rule_verdict(state: ConformanceState, rule_id: str) -> None:
-    """Pass, fail or skip one rule from its entries across all scenarios."""
-    entries = state.entries(rule_id)
-    result = state.run()
-    gating = ("must", "should") if result.strict else ("must",)
-    failed = [e for e in entries if e.outcome == "failed" and not e.known]
-    errors = [e for e in entries if e.outcome == "error"]
-    if errors:
-        pytest.fail("\n".join(f"[{e.scenario}] {e.message}" for e in errors), pytrace=False)
-    if failed and failed[0].level in gating:
-        lines = [f"[{e.scenario}] {e.message}\n  reproduce: {e.reproducer}" for e in failed[:5]]
-        pytest.fail(f"{rule_id} ({failed[0].level}) failed in {len(failed)} scenario(s):\n" + "\n".join(lines),
+    """Pass, fail or skip one rule from its verdict across all scenarios of the run."""
+    state.run()
+    verdict = state.verdicts.get(rule_id)
+    if verdict is None:
+        pytest.skip("this rule was not judged in this run")
+    message = state.scrub(verdict.message)
+    if verdict.outcome == "error":
+        pytest.fail(f"{rule_id}: internal error in its check: {message}", pytrace=False)
+    if verdict.outcome == "failed" and verdict.gating:
+        entries = [e for e in state.entries(rule_id) if e.outcome == "failed" and not e.known][:5]
+        lines = [state.scrub(f"[{e.scenario}] {e.message}\n  reproduce: {e.reproducer}") for e in entries] or [message]
+        pytest.fail(f"{rule_id} ({verdict.level}) failed in {len(verdict.scenarios)} scenario(s):\n" + "\n".join(lines),
                     pytrace=False)
-    if not any(e.outcome in ("passed", "failed") for e in entries):
-        reasons = sorted({e.message for e in entries if e.outcome == "skipped"})
-        pytest.skip(reasons[0] if reasons else "no scenario showed this rule")
+    if verdict.outcome == "skipped":
+        pytest.skip(message)
 
 
 __all__ = ["ConformanceState", "conformance_state", "rule_verdict"]

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from conformance.checks import evaluate
+from conformance.engine.runner import Runner
 from conformance.exchange import Exchange, analyze
 from conformance.inspect import assembled_json
 from conformance.repro import redact_headers
-from conformance.runner import Runner
 from conformance.scenarios import BY_NAME
 
 SUFFIX = {"sse": ".sse", "ndjson": ".ndjson"}
@@ -44,7 +44,7 @@ def record_fixtures(runner: Runner, scenarios: list[str], out: Path, source: str
         fmt = analyze(ex).format
         body = out / f"{name}{SUFFIX.get(fmt, '.body')}"
         body.write_bytes(ex.body)
-        meta = sidecar(ex, source, runner.target.profile)
+        meta = sidecar(ex, source, runner.settings.profile)
         (out / f"{name}.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         written.append(body)
     return written

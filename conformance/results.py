@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass, field
 from importlib import resources
 from typing import Any
 
+from conformance.model import Level, Outcome, gating_levels
+
 SCHEMA_VERSION = 1
 
 
@@ -23,6 +25,19 @@ class CheckEntry:
     evidence: dict[str, Any] | None = None
     reproducer: str = ""
     known: bool = False  # a failure listed in the baseline
+
+
+@dataclass(frozen=True)
+class RuleVerdict:
+    """One rule across every scenario of a run: what the plugin's test, the terminal and the exit code show."""
+
+    rule: str
+    category: str
+    level: Level
+    outcome: Outcome
+    message: str
+    scenarios: tuple[str, ...]  # where it failed (or errored); where it was judged when it passed
+    gating: bool  # a failure (or error) that fails the run
 
 
 @dataclass
@@ -47,33 +62,63 @@ class RunResult:
             if entry.outcome == "failed" and not entry.known:
                 by_level[entry.level] += 1
         return {**counts, "failed_by_level": by_level, "known_failures": sum(c.known for c in self.checks),
-                "stale_baseline": len(self.stale_baseline)}
+                "stale_baseline": len(self.stale_baseline), "verdict": "fail" if self.failed_gate() else "pass"}
 
     def failed_gate(self) -> bool:
         """Whether the run fails: must failures (and should, with strict), errors, stale baseline."""
-        levels = ("must", "should") if self.strict else ("must",)
-        return any(c.outcome == "failed" and not c.known and c.level in levels for c in self.checks) \
-            or any(c.outcome == "error" for c in self.checks) or bool(self.stale_baseline)
+        return any(v.gating for v in self.rule_verdicts())
+
+    def rule_verdicts(self) -> list[RuleVerdict]:
+        """Each judged rule's verdict across the scenarios, in rulebook order (stale baseline entries fail)."""
+        from conformance.rules import RULES
+
+        entries: dict[str, list[CheckEntry]] = {}
+        for entry in self.checks:
+            entries.setdefault(entry.rule, []).append(entry)
+        stale: dict[str, list[str]] = {}
+        for item in self.stale_baseline:
+            stale.setdefault(item["rule"], []).append(item["scenario"])
+        gating = gating_levels(self.strict)
+        verdicts = []
+        for rule in RULES:
+            if rule.id in entries or rule.id in stale:
+                verdicts.append(_verdict(rule.id, rule.category, Level(rule.level), entries.get(rule.id, []),
+                                         stale.get(rule.id, []), gating))
+        return verdicts
 
     def to_json(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION, "tool": self.tool, "target": self.target,
             "started_at": self.started_at, "duration_s": round(self.duration_s, 3), "strict": self.strict,
             "summary": self.summary(), "checks": [asdict(c) for c in self.checks],
+            "rules": [{"rule": v.rule, "level": v.level.value, "outcome": v.outcome.value, "gating": v.gating,
+                       "scenarios": list(v.scenarios), "message": v.message} for v in self.rule_verdicts()],
             "scenarios": self.scenarios, "stale_baseline": self.stale_baseline,
         }
+
+
+def _verdict(rule: str, category: str, level: Level, entries: list[CheckEntry], stale: list[str],
+             gating: tuple[Level, ...]) -> RuleVerdict:
+    errors = [e for e in entries if e.outcome == Outcome.ERROR]
+    failed = [e for e in entries if e.outcome == Outcome.FAILED and not e.known]
+    judged = [e for e in entries if e.outcome in (Outcome.PASSED, Outcome.FAILED)]
+    if errors:
+        return RuleVerdict(rule, category, level, Outcome.ERROR, errors[0].message,
+                           tuple(e.scenario for e in errors), True)
+    if stale:
+        message = (f"known failure in {', '.join(stale)} no longer fails: remove it from the baseline")
+        return RuleVerdict(rule, category, level, Outcome.FAILED, message, tuple(stale), True)
+    if failed:
+        return RuleVerdict(rule, category, level, Outcome.FAILED, failed[0].message, tuple(e.scenario for e in failed),
+                           level in gating)
+    if judged:
+        return RuleVerdict(rule, category, level, Outcome.PASSED, "", tuple(e.scenario for e in judged), False)
+    reasons = sorted({e.message for e in entries if e.outcome == Outcome.SKIPPED and e.message})
+    return RuleVerdict(rule, category, level, Outcome.SKIPPED, reasons[0] if reasons else "no scenario showed this rule",
+                       (), False)
 
 
 def schema() -> dict[str, Any]:
     """The JSON Schema of results.json, shipped in the package."""
     text = resources.files("conformance").joinpath("schemas/results.schema.json").read_text(encoding="utf-8")
     return dict(json.loads(text))
-
-
-def from_json(doc: dict[str, Any]) -> RunResult:
-    """A ``RunResult`` back from a results.json document."""
-    result = RunResult(tool=doc["tool"], target=doc["target"], started_at=doc["started_at"],
-                       duration_s=doc.get("duration_s", 0.0), strict=doc.get("strict", False),
-                       scenarios=doc.get("scenarios", []), stale_baseline=doc.get("stale_baseline", []))
-    result.checks = [CheckEntry(**c) for c in doc.get("checks", [])]
-    return result

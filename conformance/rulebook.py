@@ -7,8 +7,6 @@ from dataclasses import asdict
 
 from conformance.rules import CATEGORIES, RULES
 
-SEEDS_DIR = "../shared/seeds/"
-
 
 def _source(text: str) -> str:
     return text.replace("_", "\\_")

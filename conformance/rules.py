@@ -304,15 +304,3 @@ RULES: tuple[Rule, ...] = (
 )
 
 RULES_BY_ID: dict[str, Rule] = {rule.id: rule for rule in RULES}
-
-
-def rule(rule_id: str) -> Rule:
-    """The rule with this id; ``KeyError`` if there is none."""
-    return RULES_BY_ID[rule_id]
-
-
-def select(categories: tuple[str, ...] = (), ids: tuple[str, ...] = ()) -> tuple[Rule, ...]:
-    """Rules in any of the categories or with any of the ids; all rules when both are empty."""
-    if not categories and not ids:
-        return RULES
-    return tuple(r for r in RULES if r.category in categories or r.id in ids)

@@ -1,19 +1,12 @@
-"""The target of a live run: its base URL (normalized), key, model, profile and expectations."""
+"""The target's base URL, normalized and validated (../shared/seeds/003 §1)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from conformance.client import Limits
+from conformance.errors import ConfigError, Unreachable
 
-
-class ConfigError(Exception):
-    """A usage or configuration error: one sentence, exit 2."""
-
-
-class Unreachable(Exception):
-    """The target cannot be reached or is not an HTTP server: exit 3."""
+__all__ = ["ConfigError", "Unreachable", "normalize_base_url"]
 
 
 def normalize_base_url(url: str) -> str:
@@ -23,9 +16,18 @@ def normalize_base_url(url: str) -> str:
     not carry userinfo, a query, or a fragment."
     """
     text = url.strip()
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    if not text:
+        raise ConfigError("the base URL is empty; pass --base-url http://HOST:PORT/v1, or leave it out to test "
+                          "the bundled reference server")
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as exc:
+        raise ConfigError(f"the base URL {url!r} is not a valid URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.netloc or not parts.hostname:
         raise ConfigError(f"the base URL {url!r} is not an http:// or https:// URL")
+    if port == 0:
+        raise ConfigError(f"the base URL {url!r} names port 0")
     if parts.username is not None or parts.password is not None or "@" in parts.netloc:
         raise ConfigError("the base URL must not carry a user name or password; pass the key with --api-key")
     if parts.query or text.endswith("?"):
@@ -36,17 +38,3 @@ def normalize_base_url(url: str) -> str:
     if path.endswith("/v1"):
         path = path[: -len("/v1")]
     return f"{parts.scheme}://{parts.netloc}{path}"
-
-
-@dataclass
-class Target:
-    """Everything a live run needs to know about the server under test."""
-
-    base_url: str
-    api_key: str | None = None
-    model: str | None = None
-    profile: str = "openai"
-    expect: frozenset[str] = frozenset()
-    limits: Limits = field(default_factory=Limits)
-    workers: int = 4
-    strict: bool = False

@@ -10,8 +10,6 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
-from conformance.wire.chat import partial_marker
-
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
 CALL_HEAD = re.compile(r'^\s*\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"arguments"\s*:\s*')
@@ -148,3 +146,14 @@ class OutputParser:
                     self.buf = text[len(text) - keep:] + self.buf
                     text = text[: len(text) - keep]
         return [Delta("content", text)] if text else []
+
+
+def partial_marker(text: str, marker: str) -> int:
+    """Length of the longest end of ``text`` that could begin ``marker`` (held back until the next token).
+
+    The server keeps its own copy: it must not lean on the oracle that judges it.
+    """
+    for size in range(min(len(marker) - 1, len(text)), 0, -1):
+        if marker.startswith(text[-size:]):
+            return size
+    return 0

@@ -7,7 +7,7 @@ and gives one ``Verdict`` per rule: passed, failed (with findings), not applicab
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,11 +146,6 @@ def evaluate(a: Analysis, rule_ids: Iterable[str] | None = None) -> list[Verdict
 
 def findings_of(verdicts: Iterable[Verdict]) -> list[Finding]:
     return [f for v in verdicts for f in v.findings]
-
-
-def run_checks(a: Analysis) -> Iterator[Finding]:
-    """Every finding for an analysis, in rulebook order."""
-    yield from findings_of(evaluate(a))
 
 
 def _load() -> None:

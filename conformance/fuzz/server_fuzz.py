@@ -30,12 +30,13 @@ from hypothesis import seed as hypothesis_seed
 from conformance import __version__
 from conformance.checks import evaluate
 from conformance.client import Limits, record
+from conformance.engine.runner import Runner
 from conformance.exchange import Exchange, analyze
+from conformance.fuzz.outcome import expected_end
 from conformance.fuzz.requests import KINDS, FuzzCase, cases
 from conformance.repro import MAX_INLINE_BODY, curl
 from conformance.results import CheckEntry, RunResult
 from conformance.rules import RULES
-from conformance.runner import Runner
 
 FUZZ_RULES = tuple(r for r in RULES if r.category == "fuzz")
 SHARES = {"valid": 0.5, "invalid": 0.35, "lenient": 0.15}
@@ -113,7 +114,7 @@ class ServerFuzzer:
 
     def execute(self, case: FuzzCase) -> Exchange:
         """Send the case, then the liveness request; the exchange carries the liveness status."""
-        limits = self.runner.target.limits
+        limits = self.runner.settings.limits
         ex = self.runner.send(case.request(), limits)
         status = self._liveness(replace(limits, total=min(limits.total, 60.0)))
         return replace(ex, observations={**ex.observations, "liveness_status": status})
@@ -128,7 +129,7 @@ class ServerFuzzer:
         status = None
         for attempt in range(2):
             with httpx.Client(limits=httpx.Limits(max_keepalive_connections=0)) as client:
-                status = record(client, self.runner.target.base_url, req, limits, self.runner.target.api_key).status
+                status = record(client, self.runner.base_url, req, limits, self.runner.settings.api_key).status
             if status == 200:
                 return status
             if attempt == 0:
@@ -144,7 +145,7 @@ class ServerFuzzer:
             key += f" {_error_code(ex)}"
         stats.statuses[key] = stats.statuses.get(key, 0) + 1
         broken = []
-        for verdict in evaluate(analyze(ex, self.runner.target.profile), [r.id for r in FUZZ_RULES]):
+        for verdict in evaluate(analyze(ex, self.runner.settings.profile), [r.id for r in FUZZ_RULES]):
             if verdict.outcome == "not_applicable":
                 continue
             stats.applicable[verdict.rule.id] = stats.applicable.get(verdict.rule.id, 0) + 1
@@ -205,8 +206,9 @@ class ServerFuzzer:
 
         try:
             prop()
-        except Exception:  # noqa: BLE001 - Violation(s), Flaky, Unsatisfiable: the records above are the result
-            pass
+        except Exception as exc:  # Violation(s), Flaky, Unsatisfiable end the search; a bug of ours surfaces
+            if not expected_end(exc, (Violation,)):
+                raise
         return fresh_found
 
     def explore(self, kind: str, quota: int) -> None:
@@ -226,7 +228,7 @@ class ServerFuzzer:
         clock = time.monotonic()
         self.deadline = clock + self.config.time_budget
         self.runner.discover()
-        self.log(f"fuzzing {self.runner.target.base_url} (model {self.runner.model}): seed {self.seed}, "
+        self.log(f"fuzzing {self.runner.base_url} (model {self.runner.model}): seed {self.seed}, "
                  f"{self.config.max_examples} examples, {self.config.time_budget:.0f} s at most")
         quotas = self.quotas()
         for kind in self.config.kinds:
@@ -238,9 +240,9 @@ class ServerFuzzer:
             self.log(f"{kind:8} {stats.examples:4} examples, {stats.requests:4} requests, "
                      f"{time.monotonic() - start:6.1f}s  statuses {dict(sorted(stats.statuses.items()))}")
         result = RunResult(tool={"name": "chat-conformance", "version": __version__}, started_at=started,
-                           target={"base_url": self.runner.target.base_url, "model": self.runner.model,
-                                   "profile": self.runner.target.profile, "capabilities": {}},
-                           strict=self.runner.target.strict)
+                           target={"base_url": self.runner.base_url, "model": self.runner.model,
+                                   "profile": self.runner.settings.profile, "capabilities": {}},
+                           strict=self.runner.settings.strict)
         result.checks = self.entries(bodies)
         result.scenarios = [{"name": f"fuzz-{kind}", "category": "fuzz", "status": None,
                              "elapsed_s": None, "aborted": None, "examples": s.examples, "requests": s.requests,
@@ -259,7 +261,7 @@ class ServerFuzzer:
     def entries(self, bodies: Path | None = None) -> list[CheckEntry]:
         """One entry per rule and kind that could show it; a failure carries the smallest request (its
         body saved under ``bodies`` when it is too long for the command line)."""
-        base_url, api_key = self.runner.target.base_url, self.runner.target.api_key
+        base_url, api_key = self.runner.base_url, self.runner.settings.api_key
         entries = []
         for rule in FUZZ_RULES:
             for kind, stats in self.stats.items():

@@ -6,7 +6,11 @@ from xml.etree import ElementTree as ET
 
 from conformance.report.common import rule_title
 from conformance.results import RunResult
-from conformance.rules import CATEGORIES
+from conformance.rules import CATEGORIES, RULES_BY_ID
+
+
+def _category(rule_id: str) -> str:
+    return RULES_BY_ID[rule_id].category if rule_id in RULES_BY_ID else ""
 
 
 def render_junit(result: RunResult) -> str:
@@ -32,6 +36,13 @@ def render_junit(result: RunResult) -> str:
             elif entry.outcome == "failed":
                 out = ET.SubElement(case, "system-out")
                 out.text = f"{entry.level} finding{' (known)' if entry.known else ''}: {entry.message}"
+        for stale in (s for s in result.stale_baseline if _category(s["rule"]) == category):
+            failures += 1
+            case = ET.SubElement(suite, "testcase", classname=f"{category}.{stale['rule']}",
+                                 name=f"{stale['rule']} {rule_title(stale['rule'])} [{stale['scenario']}] (baseline)")
+            ET.SubElement(case, "failure", type="stale-baseline",
+                          message=f"known failure in {stale['scenario']} no longer fails: remove it from the baseline")
+        suite.set("tests", str(len(suite)))
         suite.set("failures", str(failures))
         suite.set("skipped", str(skipped))
     ET.indent(root)

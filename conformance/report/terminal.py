@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -70,4 +71,59 @@ def summary_lines(result: RunResult) -> list[str]:
     lines.append(f"capabilities: {caps}")
     if result.stale_baseline:
         lines.append(f"stale baseline entries (now passing): {len(result.stale_baseline)}")
+    return lines
+
+
+class LiveProgress:
+    """Renders engine events as they come: each scenario as it finishes (status, time, a running count);
+    with ``verbose`` each scenario as it starts and each finding. Every line is scrubbed of secrets."""
+
+    def __init__(self, console: Console, verbose: bool = False, scrub: Callable[[str], str] = str) -> None:
+        self.console = console
+        self.verbose = verbose
+        self.scrub = scrub
+        self.total = 0
+
+    def line(self, text: str, style: str = "") -> None:
+        self.console.print(self.scrub(text), style=style or None, markup=False, highlight=False, soft_wrap=True)
+
+    def handle(self, event: object) -> None:
+        from conformance.engine import events as ev
+
+        if isinstance(event, ev.ServerStarting):
+            self.line("starting the bundled reference server …")
+        elif isinstance(event, ev.RunStarted):
+            self.total = len(event.scenarios)
+            origin = " (bundled reference server)" if event.reference else ""
+            self.line(f"chat-conformance: {event.base_url}{origin}, model {event.model}, profile {event.profile}, "
+                      f"{self.total} scenarios", "bold")
+        elif isinstance(event, ev.ScenarioStarted) and self.verbose:
+            self.line(f"  …       {event.category:12} {event.name} started", "dim")
+        elif isinstance(event, ev.ScenarioFinished):
+            status = "—" if event.status is None else str(event.status)
+            aborted = f"  ({event.aborted})" if event.aborted else ""
+            width = len(str(event.total))
+            self.line(f"  [{event.done:>{width}}/{event.total}] {event.category:12} {event.name:26} {status:>3} "
+                      f"{event.elapsed_s:7.2f} s{aborted}", "yellow" if event.aborted or event.status is None else "")
+        elif isinstance(event, ev.FindingReported) and self.verbose:
+            e = event.entry
+            first = e.message.splitlines()[0] if e.message else ""
+            self.line(f"    {e.outcome:6} {e.rule} [{e.level}] {e.scenario}: {first}", LEVEL_STYLE.get(e.level, ""))
+
+
+def failure_lines(result: RunResult, limit: int = 3) -> list[str]:
+    """The failing rules, one entry each: level, title, where (and how many more), the first message."""
+    from conformance.report.common import rule_title
+
+    lines = []
+    for v in result.rule_verdicts():
+        if v.outcome not in ("failed", "error"):
+            continue
+        where = ", ".join(v.scenarios[:limit]) + (f" and {len(v.scenarios) - limit} more" if len(v.scenarios) > limit
+                                                   else "")
+        gate = "" if v.gating else "  (does not fail the run)"
+        lines.append(f"{v.outcome.value.upper():6} {v.rule} [{v.level}] {rule_title(v.rule)}{gate}")
+        lines.append(f"       in {where}")
+        for text in v.message.splitlines()[:2]:
+            lines.append(f"       {text}")
     return lines

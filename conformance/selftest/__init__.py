@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from conformance.client import Limits
-from conformance.runner import Runner
+from conformance.engine import execute
+from conformance.errors import ConformanceError
 from conformance.scenarios import CAPABILITIES
 from conformance.servers import ServerFailed, reference
-from conformance.target import ConfigError, Target, Unreachable
+from conformance.settings import build_settings
 
 MODEL_ID = "chat-conformance/bigram-ref"
 
@@ -47,13 +48,11 @@ def run_one(name: str | None, expected: tuple[str, ...], legal: bool) -> Row:
     clock = time.monotonic()
     try:
         with reference(extra=["--fault", name] if name else []) as server:
-            runner = Runner(Target(base_url=server.base_url, model=MODEL_ID, expect=frozenset(CAPABILITIES),
-                                   limits=Limits(total=20, idle=10, first_byte=10)))
-            try:
-                result = runner.run()
-            finally:
-                runner.close()
-    except (ServerFailed, ConfigError, Unreachable) as exc:
+            settings = replace(build_settings(base_url=server.base_url, model=MODEL_ID,
+                                              expect=",".join(CAPABILITIES), timeout=20),
+                               limits=Limits(total=20, idle=10, first_byte=10))  # stalls show in 10 s
+            result = execute(settings)
+    except (ServerFailed, ConformanceError) as exc:
         row.error = str(exc).splitlines()[0][:200]
         return row
     failed_any = {c.rule for c in result.checks if c.outcome == "failed"}

@@ -44,7 +44,6 @@ from conformance.wire.errors import WireError
 
 BOM = b"\xef\xbb\xbf"
 DONE = "[DONE]"
-KNOWN_FIELDS = frozenset({"data", "event", "id", "retry"})
 DEFAULT_MAX_LINE = 16 * 1024 * 1024
 _KEEP = 64  # offsets kept per kind of observation; counts are always exact
 

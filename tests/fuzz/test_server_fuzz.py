@@ -20,13 +20,13 @@ from hypothesis import strategies as st
 
 from conformance import servers
 from conformance.client import Limits, Request
+from conformance.engine.runner import Runner
 from conformance.fuzz.requests import HUGE_BYTES, MAX_GENERATED, FuzzCase, cases
 from conformance.fuzz.server_fuzz import FuzzSettings, ServerFuzzer
 from conformance.repro import curl
 from conformance.results import RunResult, schema
-from conformance.runner import Runner
 from conformance.servers import ServerProcess
-from conformance.target import Target
+from conformance.settings import Settings
 
 MODEL = "m"
 
@@ -69,8 +69,8 @@ def test_lenient_cases_describe_their_bytes(case: FuzzCase) -> None:
 
 def fuzz(base_url: str, model: str | None = None, limits: Limits | None = None, **options: Any) -> tuple[
         RunResult, ServerFuzzer]:
-    target = Target(base_url=base_url, model=model, limits=limits or Limits(total=30, idle=15, first_byte=30))
-    runner = Runner(target)
+    settings = Settings(base_url=base_url, model=model, limits=limits or Limits(total=30, idle=15, first_byte=30))
+    runner = Runner(settings)
     try:
         fuzzer = ServerFuzzer(runner, FuzzSettings(**{"seed": 0, "max_examples": 24, **options}))
         return fuzzer.run(), fuzzer
@@ -256,7 +256,7 @@ def test_a_long_failing_request_is_saved_for_its_reproducer(tmp_path: Path) -> N
     from conformance.exchange import Exchange
     from conformance.fuzz.server_fuzz import Failure
 
-    runner = Runner(Target(base_url="http://127.0.0.1:9"))
+    runner = Runner(Settings(base_url="http://127.0.0.1:9"))
     try:
         fuzzer = ServerFuzzer(runner, FuzzSettings(seed=5))
         case = FuzzCase("invalid", "a body of 5000 bytes", content=b'{"x": "' + b"a" * 5000 + b'"}')

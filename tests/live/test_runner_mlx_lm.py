@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
 import pytest
 
 from conformance.client import Limits
+from conformance.engine import execute
 from conformance.report import write_all
 from conformance.results import RunResult, schema
-from conformance.runner import Runner
+from conformance.secrets import Scrubber
 from conformance.servers import ServerProcess
-from conformance.target import Target
+from conformance.settings import build_settings
 
 SCENARIOS = {"stream-plain", "stream-usage", "non-stream", "n-two", "tools-required", "tools-none",
              "error-malformed-json", "error-unknown-model", "models", "http10", "max-tokens", "disconnect"}
@@ -21,13 +23,9 @@ SCENARIOS = {"stream-plain", "stream-usage", "non-stream", "n-two", "tools-requi
 
 @pytest.fixture(scope="module")
 def result(mlx_server: ServerProcess, model_dir: Path) -> RunResult:
-    target = Target(base_url=mlx_server.base_url, model=str(model_dir), api_key="sk-secret-123",
-                    limits=Limits(total=30, idle=15, first_byte=15))
-    runner = Runner(target)
-    try:
-        return runner.run(only=SCENARIOS)
-    finally:
-        runner.close()
+    settings = build_settings(base_url=mlx_server.base_url, model=str(model_dir), api_key="sk-secret-123",
+                              scenarios=sorted(SCENARIOS), timeout=30)
+    return execute(replace(settings, limits=Limits(total=30, idle=15, first_byte=15)))
 
 
 def failed(result: RunResult, rule: str) -> set[str]:
@@ -65,7 +63,7 @@ def test_disconnect_frees_the_work(result: RunResult) -> None:
 
 
 def test_api_key_never_lands_in_reports(result: RunResult, tmp_path: Path) -> None:
-    write_all(result, tmp_path)
+    write_all(result, tmp_path, Scrubber(["sk-secret-123"]))
     for path in tmp_path.iterdir():
         assert "sk-secret-123" not in path.read_text(encoding="utf-8"), path.name
     assert any("Bearer <redacted>" in c.reproducer for c in result.checks)

@@ -1,0 +1,156 @@
+"""Judging a run: capabilities from the recorded outcomes, then every rule on every exchange.
+
+Pure: it reads only the outcomes (live, or loaded from a wire log) and the settings, so a live run
+and ``conformance rejudge`` of its wire log give the same verdicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from conformance.checks import evaluate
+from conformance.engine.runner import Outcome
+from conformance.exchange import Exchange, analyze
+from conformance.model import Outcome as Verdict
+from conformance.results import CheckEntry, RunResult
+from conformance.rules import RULES, RULES_BY_ID
+from conformance.scenarios import SCENARIOS
+from conformance.settings import Settings
+
+CAPABILITY_SCENARIOS = {
+    "tools": "tools-required", "reasoning": "reasoning", "structured": "json-schema-strict",
+    "usage": "stream-usage", "ollama": "ollama-tags", "cancel-endpoint": "cancel-unknown",
+    "request-id": "stream-plain",
+}
+BASE_SCENARIOS = frozenset({"stream-plain", "non-stream"})  # a plain stream and a plain JSON answer
+NO_SCENARIO = "—"
+
+
+def scenarios_for(rule_ids: frozenset[str] | None, chosen: frozenset[str] | None = None) -> list[str]:
+    """The scenarios to run for these rules: those of the rules' categories, a plain stream and a plain
+    answer, and the probes of the capabilities they need (all scenarios when no rule is chosen)."""
+    if chosen is not None:
+        names = set(chosen)
+    elif rule_ids is None:
+        names = {sc.name for sc in SCENARIOS}
+    else:
+        categories = {RULES_BY_ID[r].category for r in rule_ids}
+        names = {sc.name for sc in SCENARIOS if sc.category in categories} | BASE_SCENARIOS
+    names |= {CAPABILITY_SCENARIOS[sc.needs] for sc in SCENARIOS if sc.name in names and sc.needs}
+    names.add(CAPABILITY_SCENARIOS["request-id"])
+    return [sc.name for sc in SCENARIOS if sc.name in names]
+
+
+def capabilities(outcomes: list[Outcome], expect: frozenset[str]) -> dict[str, dict[str, Any]]:
+    """Each capability, probed from the scenario that shows it (or expected by the user)."""
+    by_name = {o.scenario.name: o.exchanges[0] for o in outcomes}
+    caps: dict[str, dict[str, Any]] = {}
+    for name, scenario in CAPABILITY_SCENARIOS.items():
+        ex = by_name.get(scenario)
+        supported, evidence = (False, f"scenario {scenario} did not run") if ex is None else _probe(name, ex)
+        caps[name] = {"supported": supported, "source": "expected" if name in expect else "probed",
+                      "evidence": evidence}
+    return caps
+
+
+def _probe(name: str, ex: Exchange) -> tuple[bool, str]:
+    status = ex.status
+    head = ex.body[:160].decode("utf-8", "replace")
+    if status is None:
+        return False, f"no response ({ex.observations.get('aborted')})"
+    if name == "request-id":
+        got = ex.header("x-request-id")
+        return got == ex.request_header("x-request-id"), f"X-Request-ID {got!r} returned"
+    if name == "cancel-endpoint":
+        ok = status == 404 and '"cancelled"' in head
+        return ok, f"unknown id answered {status} {head!r}"
+    if name == "ollama":
+        return status == 200 and head.lstrip().startswith("{"), f"GET /api/tags answered {status}"
+    if not 200 <= status < 300:
+        return False, f"answered {status} {head!r}"
+    a = analyze(ex)
+    if name == "usage":
+        return a.assembled.usage is not None, "a usage chunk" if a.assembled.usage else "no usage chunk"
+    if name == "reasoning":
+        reasoning = any(c.reasoning for c in a.assembled.choices.values())
+        return reasoning, "a reasoning channel" if reasoning else "no reasoning in the answer"
+    return True, f"answered {status}"
+
+
+def judge(outcome: Outcome, caps: dict[str, dict[str, Any]], settings: Settings,
+          rule_ids: frozenset[str] | None) -> list[CheckEntry]:
+    """Check entries for every rule each exchange of the scenario could show."""
+    sc = outcome.scenario
+    skip = _skip_reason(sc.needs, caps, settings)
+    if skip:  # the scenario's own category is skipped, with the evidence
+        return [CheckEntry(r.id, r.category, r.level, sc.name, Verdict.SKIPPED, skip, None, outcome.reproducer)
+                for r in RULES if r.category == sc.category and (rule_ids is None or r.id in rule_ids)]
+    entries: list[CheckEntry] = []
+    shown = [name for name, probe in CAPABILITY_SCENARIOS.items() if probe == sc.name and name in settings.expect]
+    for index, ex in enumerate(outcome.exchanges):
+        if index == 0 and shown:  # the scenario that probes an expected capability also judges it
+            cap = {"name": shown[0], **caps[shown[0]]}
+            ex = replace(ex, observations={**ex.observations, "capability": cap})
+        name = ex.scenario if ex.scenario not in ("live", "") else sc.name
+        for verdict in evaluate(analyze(ex, settings.profile), rule_ids):
+            if verdict.outcome == "not_applicable":
+                continue
+            rule = verdict.rule
+            outcome_name, message = Verdict(verdict.outcome), verdict.message
+            if rule.id == "TRN-006" and not caps["request-id"]["supported"] and "request-id" not in settings.expect:
+                outcome_name = Verdict.SKIPPED
+                message = f"capability request-id unsupported: {caps['request-id']['evidence']}"
+            evidence = None
+            if verdict.findings:
+                first = verdict.findings[0]
+                message = "\n".join(f.message for f in verdict.findings[:3])
+                evidence = {"event_index": first.event_index, "byte_offset": first.byte_offset,
+                            "excerpt": first.excerpt}
+            entries.append(CheckEntry(rule.id, rule.category, rule.level, name, outcome_name, message, evidence,
+                                      outcome.reproducer))
+    return entries
+
+
+def _skip_reason(needs: str | None, caps: dict[str, dict[str, Any]], settings: Settings) -> str:
+    if needs is None or needs in settings.expect or caps[needs]["supported"]:
+        return ""
+    return f"capability {needs} unsupported: {caps[needs]['evidence']}"
+
+
+def judge_run(outcomes: list[Outcome], settings: Settings, model: str, *, tool: dict[str, str], started_at: str,
+              duration_s: float) -> RunResult:
+    """The ``RunResult`` of recorded outcomes: every chosen rule judged (or listed as skipped, with why)."""
+    caps = capabilities(outcomes, settings.expect)
+    rule_ids = settings.rules if settings.rules is not None else frozenset(r.id for r in RULES if r.category != "fuzz")
+    result = RunResult(tool=tool, started_at=started_at, duration_s=duration_s, strict=settings.strict,
+                       target={"base_url": settings.base_url, "model": model, "profile": settings.profile,
+                               "capabilities": caps})
+    for outcome in outcomes:
+        result.checks += judge(outcome, caps, settings, rule_ids)
+        first = outcome.exchanges[0]
+        result.scenarios.append({"name": outcome.scenario.name, "category": outcome.scenario.category,
+                                 "status": first.status, "elapsed_s": round(outcome.elapsed_s, 3),
+                                 "aborted": first.observations.get("aborted")})
+    seen = {c.rule for c in result.checks}
+    ran = {o.scenario.name for o in outcomes}
+    for rule in RULES:  # a chosen rule no exchange could show is listed, not dropped
+        if rule.id in rule_ids and rule.id not in seen:
+            reason = _unjudged_reason(rule.category, ran, caps, settings)
+            result.checks.append(CheckEntry(rule.id, rule.category, rule.level, NO_SCENARIO, Verdict.SKIPPED, reason))
+    if settings.known_failures:
+        from conformance.baseline import apply_baseline
+
+        apply_baseline(result, [{"rule": r, "scenario": s} for r, s in settings.known_failures])
+    return result
+
+
+def _unjudged_reason(category: str, ran: set[str], caps: dict[str, dict[str, Any]], settings: Settings) -> str:
+    needs = {sc.needs for sc in SCENARIOS if sc.category == category and sc.needs}
+    for cap in sorted(n for n in needs if n is not None):
+        reason = _skip_reason(cap, caps, settings)
+        if reason:
+            return reason
+    if not any(sc.category == category and sc.name in ran for sc in SCENARIOS):
+        return f"no {category} scenario ran"
+    return "no exchange of this run could show this rule (it applies to exchanges the server did not produce)"

@@ -1,0 +1,137 @@
+"""``run(settings)``: the one engine every front-end drives. It yields typed events as the run goes
+and ends with ``RunFinished`` holding the ``RunResult``.
+
+The live phase (discovery, then the scenarios) runs in a worker thread that puts events on a
+queue; this generator yields them as they come, so a front-end shows progress while requests are
+in flight. Judging reads only the recorded outcomes (``judge_run``), and the wire log saves them,
+so ``rejudge`` of that log gives the verdicts the live run gave.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from conformance import __version__
+from conformance.engine import events as ev
+from conformance.engine import wirelog
+from conformance.engine.judge import judge_run, scenarios_for
+from conformance.engine.runner import Outcome, Runner
+from conformance.results import RunResult
+from conformance.scenarios import BY_NAME, CAPABILITIES
+from conformance.secrets import Scrubber
+from conformance.settings import Settings
+
+TOOL = {"name": "chat-conformance", "version": __version__}
+_DONE = object()
+
+
+class _Failure:
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+def run(settings: Settings) -> Iterator[ev.Event]:
+    """Run the live suite; the last event is ``RunFinished``. ``ConfigError``/``Unreachable`` propagate."""
+    server = None
+    try:
+        if settings.base_url is None:
+            from conformance.servers import reference
+
+            yield ev.ServerStarting()
+            server = reference()
+            settings = replace(settings, base_url=server.base_url,
+                               expect=settings.expect or frozenset(CAPABILITIES))  # it claims every capability
+        yield from _run_live(settings, reference=server is not None)
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def _run_live(settings: Settings, reference: bool) -> Iterator[ev.Event]:
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    clock = time.monotonic()
+    names = scenarios_for(settings.rules, settings.scenarios)
+    events: queue.Queue[Any] = queue.Queue()
+    runner = Runner(settings, emit=events.put)
+    box: list[list[Outcome]] = []
+
+    def live() -> None:
+        try:
+            runner.discover()
+            events.put(ev.RunStarted(runner.base_url, runner.model, settings.profile, tuple(names), reference))
+            box.append(runner.record_all([BY_NAME[n] for n in names]))
+            events.put(_DONE)
+        except BaseException as exc:  # re-raised in the consumer's thread, with its traceback
+            events.put(_Failure(exc))
+
+    thread = threading.Thread(target=live, name="conformance-live", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = events.get()
+            if item is _DONE:
+                break
+            if isinstance(item, _Failure):
+                raise item.exc
+            yield item
+    finally:
+        runner.close()
+    thread.join()
+    outcomes = box[0]
+    duration = time.monotonic() - clock
+    if settings.report_dir is not None and settings.wire_log:
+        wirelog.save(settings.report_dir, wirelog.WireRun(TOOL, started, duration, runner.model,
+                                                          settings_record(settings)),
+                     outcomes, Scrubber(settings.secrets))
+    result = judge_run(outcomes, settings, runner.model, tool=TOOL, started_at=started, duration_s=duration)
+    yield from verdict_events(result)
+
+
+def verdict_events(result: RunResult) -> Iterator[ev.Event]:
+    """The findings, each rule's verdict, then ``RunFinished``."""
+    for entry in result.checks:
+        if entry.outcome in ("failed", "error"):
+            yield ev.FindingReported(entry)
+    for v in result.rule_verdicts():
+        yield ev.RuleJudged(v.rule, v.level, v.outcome, v.message, v.scenarios)
+    yield ev.RunFinished(result)
+
+
+def execute(settings: Settings) -> RunResult:
+    """Run to the end and return the result (for callers that show no progress)."""
+    for event in run(settings):
+        if isinstance(event, ev.RunFinished):
+            return event.result
+    raise RuntimeError("the engine ended without a result")  # pragma: no cover - run() always finishes
+
+
+def settings_record(settings: Settings) -> dict[str, Any]:
+    """What the wire log keeps of the settings (never the key): enough to judge the run again."""
+    return {"base_url": settings.base_url, "profile": settings.profile, "expect": sorted(settings.expect),
+            "rules": sorted(settings.rules) if settings.rules is not None else None, "strict": settings.strict,
+            "known_failures": [list(k) for k in settings.known_failures], "timeout": settings.timeout,
+            "workers": settings.workers, "limits": asdict(settings.limits)}
+
+
+def rejudge(directory: Path, settings_changes: dict[str, Any] | None = None) -> Iterator[ev.Event]:
+    """Judge a saved wire log again (optionally under another profile, strictness or baseline)."""
+    saved, outcomes = wirelog.load(directory)
+    record = saved.settings
+    settings = Settings(base_url=record["base_url"], profile=record["profile"], expect=frozenset(record["expect"]),
+                        rules=frozenset(record["rules"]) if record["rules"] is not None else None,
+                        strict=bool(record["strict"]),
+                        known_failures=tuple((str(r), str(s)) for r, s in record["known_failures"]),
+                        timeout=float(record["timeout"]), workers=int(record["workers"]))
+    settings = replace(settings, **(settings_changes or {}))
+    yield ev.RunStarted(str(settings.base_url), saved.model, settings.profile,
+                        tuple(o.scenario.name for o in outcomes), False)
+    result = judge_run(outcomes, settings, saved.model, tool=saved.tool, started_at=saved.started_at,
+                       duration_s=saved.duration_s)
+    yield from verdict_events(result)

@@ -1,0 +1,125 @@
+"""The wire log: every exchange of a run, saved under ``<report dir>/wire/`` and loaded back.
+
+``run.json`` holds the run (settings, model, timing) and its outcomes in run order; each exchange
+is ``NNN-<scenario>.json`` (request with secrets scrubbed, status, headers, arrival times,
+observations) beside ``NNN-<scenario>.body``, the body exactly as received up to the byte cap
+(secrets masked with ``*`` of the same length, so offsets still hold). ``conformance inspect
+NNN.body --headers ...`` reads a body file; ``conformance rejudge`` re-judges the whole log.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.engine.runner import Outcome
+from conformance.errors import ConfigError
+from conformance.exchange import Exchange
+from conformance.scenarios import BY_NAME
+from conformance.secrets import Scrubber
+
+FORMAT = 1
+WIRE_DIR = "wire"
+INLINE_REQUEST = 64 * 1024  # larger request bodies go to a .request.json.gz file beside
+
+
+@dataclass(frozen=True)
+class WireRun:
+    """What ``run.json`` says about the run, besides its outcomes."""
+
+    tool: dict[str, str]
+    started_at: str
+    duration_s: float
+    model: str
+    settings: dict[str, Any]
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:60]
+
+
+def save(directory: Path, run: WireRun, outcomes: list[Outcome], scrub: Scrubber) -> Path:
+    """Write the wire log of ``outcomes`` into ``directory/wire``; return that folder."""
+    wire = directory / WIRE_DIR
+    wire.mkdir(parents=True, exist_ok=True)
+    for old in wire.iterdir():  # a log is one run: nothing of an earlier run stays beside it
+        if old.is_file():
+            old.unlink()
+    listed = []
+    number = 0
+    for outcome in outcomes:
+        files = []
+        for ex in outcome.exchanges:
+            number += 1
+            stem = f"{number:03d}-{_safe(ex.scenario if ex.scenario not in ('', 'live') else outcome.scenario.name)}"
+            _save_exchange(wire, stem, ex, scrub)
+            files.append(stem)
+        listed.append({"scenario": outcome.scenario.name, "elapsed_s": round(outcome.elapsed_s, 6),
+                       "reproducer": scrub.text(outcome.reproducer), "exchanges": files})
+    doc = {"format": FORMAT, **asdict(run), "outcomes": listed}
+    (wire / "run.json").write_text(scrub.text(json.dumps(doc, indent=1, ensure_ascii=False)) + "\n", encoding="utf-8")
+    return wire
+
+
+def _save_exchange(wire: Path, stem: str, ex: Exchange, scrub: Scrubber) -> None:
+    request_text = json.dumps(ex.request, ensure_ascii=False)
+    meta: dict[str, Any] = {
+        "method": ex.method, "path": ex.path, "scenario": ex.scenario, "intent": ex.intent,
+        "request_http_version": ex.request_http_version,
+        "request_headers": [list(h) for h in scrub.headers(ex.request_headers)],
+        "status": ex.status, "http_version": ex.http_version, "headers": [list(h) for h in ex.headers],
+        "arrivals": [list(a) for a in ex.arrivals], "observations": ex.observations, "body_bytes": len(ex.body),
+    }
+    if len(request_text) <= INLINE_REQUEST:
+        meta["request"] = ex.request
+    else:
+        meta["request_file"] = f"{stem}.request.json.gz"
+        (wire / meta["request_file"]).write_bytes(gzip.compress(scrub.text(request_text).encode("utf-8"), 6))
+    (wire / f"{stem}.json").write_text(scrub.text(json.dumps(meta, indent=1, ensure_ascii=False)) + "\n",
+                                       encoding="utf-8")
+    (wire / f"{stem}.body").write_bytes(scrub.data(ex.body))
+
+
+def load(directory: Path) -> tuple[WireRun, list[Outcome]]:
+    """The run and its outcomes from a report dir (or its ``wire`` folder); ``ConfigError`` if none is there."""
+    wire = directory if (directory / "run.json").is_file() else directory / WIRE_DIR
+    try:
+        doc = json.loads((wire / "run.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{str(directory)!r} holds no wire log (no {WIRE_DIR}/run.json): "
+                          "run `conformance run --report-dir` first") from None
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read the wire log in {str(wire)!r}: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("outcomes"), list):
+        raise ConfigError(f"{str(wire / 'run.json')!r} is not a wire log of format {FORMAT}")
+    run = WireRun(tool=doc["tool"], started_at=doc["started_at"], duration_s=float(doc["duration_s"]),
+                  model=str(doc["model"]), settings=dict(doc["settings"]))
+    outcomes = []
+    for item in doc["outcomes"]:
+        scenario = BY_NAME.get(item["scenario"])
+        if scenario is None:
+            raise ConfigError(f"the wire log names scenario {item['scenario']!r}, which this version does not have")
+        exchanges = [_load_exchange(wire, stem) for stem in item["exchanges"]]
+        outcomes.append(Outcome(scenario, exchanges, item["reproducer"], float(item["elapsed_s"])))
+    return run, outcomes
+
+
+def _load_exchange(wire: Path, stem: str) -> Exchange:
+    try:
+        meta = json.loads((wire / f"{stem}.json").read_text(encoding="utf-8"))
+        body = (wire / f"{stem}.body").read_bytes()
+        request = meta.get("request")
+        if "request_file" in meta:
+            request = json.loads(gzip.decompress((wire / meta["request_file"]).read_bytes()).decode("utf-8"))
+    except (OSError, ValueError, KeyError) as exc:
+        raise ConfigError(f"cannot read exchange {stem!r} of the wire log: {exc}") from None
+    return Exchange(request=request, body=body, status=meta["status"],
+                    headers=tuple((str(k), str(v)) for k, v in meta["headers"]), method=meta["method"],
+                    path=meta["path"], request_headers=tuple((str(k), str(v)) for k, v in meta["request_headers"]),
+                    http_version=meta["http_version"], request_http_version=meta["request_http_version"],
+                    arrivals=tuple((float(t), int(n)) for t, n in meta["arrivals"]), intent=meta["intent"],
+                    scenario=meta["scenario"], observations=dict(meta["observations"]))

@@ -1,0 +1,40 @@
+"""Every exception a front-end turns into an exit code, and the exit codes themselves (one place).
+
+0 pass; 1 conformance failures; 2 usage or configuration error; 3 target unreachable or not an
+HTTP server. A bug in our own code is none of these: it surfaces with its traceback.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """What ``conformance`` and the pytest plugin exit with."""
+
+    OK = 0
+    FAILED = 1
+    USAGE = 2
+    UNREACHABLE = 3
+
+
+EXIT_CODES_HELP = ("Exit codes: 0 pass (no gating failure); 1 conformance failures (must, and should with "
+                   "--strict; a stale baseline entry); 2 usage or configuration error; 3 target unreachable.")
+
+
+class ConformanceError(Exception):
+    """Base of the errors a front-end reports in one sentence."""
+
+    exit_code = ExitCode.USAGE
+
+
+class ConfigError(ConformanceError):
+    """A usage or configuration error: one sentence, exit 2."""
+
+    exit_code = ExitCode.USAGE
+
+
+class Unreachable(ConformanceError):
+    """The target cannot be reached or is not an HTTP server: exit 3."""
+
+    exit_code = ExitCode.UNREACHABLE

@@ -1,0 +1,86 @@
+"""The typed vocabulary every layer shares: levels, outcomes and profiles as closed, ordered sets.
+
+``Level`` and ``Outcome`` are ``str`` enums, so a value compares equal to its name ("must") and
+serializes as it; their order is their severity (``Level.MUST > Level.ADVISORY``).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Level(str, Enum):
+    """How much a rule matters: a must failure fails a run, a should failure with --strict."""
+
+    ADVISORY = "advisory"
+    SHOULD = "should"
+    MUST = "must"
+
+    @property
+    def rank(self) -> int:
+        return list(Level).index(self)
+
+    def _cmp(self, other: object) -> int:
+        if not isinstance(other, Level):
+            raise TypeError("cannot order Level against {type(other).__name__}")
+        return self.rank - other.rank
+
+    def __lt__(self, other: object) -> bool:
+        return self._cmp(other) < 0
+
+    def __le__(self, other: object) -> bool:
+        return self._cmp(other) <= 0
+
+    def __gt__(self, other: object) -> bool:
+        return self._cmp(other) > 0
+
+    def __ge__(self, other: object) -> bool:
+        return self._cmp(other) >= 0
+
+    __hash__ = str.__hash__
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Outcome(str, Enum):
+    """A rule's verdict on one scenario, from best to worst."""
+
+    PASSED = "passed"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        return list(Outcome).index(self)
+
+    def _cmp(self, other: object) -> int:
+        if not isinstance(other, Outcome):
+            raise TypeError("cannot order Outcome against {type(other).__name__}")
+        return self.rank - other.rank
+
+    def __lt__(self, other: object) -> bool:
+        return self._cmp(other) < 0
+
+    def __le__(self, other: object) -> bool:
+        return self._cmp(other) <= 0
+
+    def __gt__(self, other: object) -> bool:
+        return self._cmp(other) > 0
+
+    def __ge__(self, other: object) -> bool:
+        return self._cmp(other) >= 0
+
+    __hash__ = str.__hash__
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def gating_levels(strict: bool) -> tuple[Level, ...]:
+    """The levels whose failures fail a run."""
+    return (Level.MUST, Level.SHOULD) if strict else (Level.MUST,)
+
+
+__all__ = ["Level", "Outcome", "gating_levels"]

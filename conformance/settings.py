@@ -1,0 +1,169 @@
+"""One typed ``Settings`` for a live run, built from raw option values and validated once.
+
+The CLI, the pytest plugin, the fuzzer and the self-test all build it here, so an option means the
+same everywhere and every input error is found before the first request: one sentence
+(``ConfigError``), exit 2.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from conformance.client import Limits
+from conformance.errors import ConfigError
+from conformance.target import normalize_base_url
+
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_WORKERS = 4
+MAX_WORKERS = 64
+
+
+def profile_names() -> tuple[str, ...]:
+    """The closed set of dialect profiles."""
+    from conformance.exchange import PROFILES
+
+    return tuple(PROFILES)
+
+
+def capability_names() -> tuple[str, ...]:
+    from conformance.scenarios import CAPABILITIES
+
+    return CAPABILITIES
+
+
+def derive_limits(timeout: float) -> Limits:
+    """The per-request limits a ``--timeout`` gives: total, first byte (at most 60 s), between reads (30 s)."""
+    return Limits(total=timeout, idle=min(30.0, timeout), first_byte=min(60.0, timeout))
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a live run needs. ``base_url`` None: the bundled reference server is started."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str | None = None
+    profile: str = "openai"
+    expect: frozenset[str] = frozenset()
+    rules: frozenset[str] | None = None  # the rules to judge (None: every live rule)
+    scenarios: frozenset[str] | None = None  # an explicit scenario choice (None: what the rules need)
+    strict: bool = False
+    baseline: Path | None = None
+    known_failures: tuple[tuple[str, str], ...] = ()  # (rule, scenario) from the baseline
+    report_dir: Path | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    workers: int = DEFAULT_WORKERS
+    wire_log: bool = True
+    limits: Limits = field(default_factory=lambda: derive_limits(DEFAULT_TIMEOUT))
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Values that must never be written or printed."""
+        return (self.api_key,) if self.api_key else ()
+
+    def with_target(self, base_url: str, **changes: Any) -> Settings:
+        return replace(self, base_url=base_url, **changes)
+
+
+def _split(value: str | list[str] | tuple[str, ...] | frozenset[str] | None) -> list[str]:
+    if value is None:
+        return []
+    items = value.split(",") if isinstance(value, str) else [p for v in value for p in str(v).split(",")]
+    return [v.strip() for v in items if v.strip()]
+
+
+def _timeout(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"--timeout {value!r} is not a number of seconds") from None
+    if not math.isfinite(number) or number < 1:
+        raise ConfigError(f"--timeout {value!r} must be a finite number of seconds, at least 1")
+    return number
+
+
+def _workers(value: Any) -> int:
+    try:
+        number = int(str(value))
+    except ValueError:
+        raise ConfigError(f"--workers {value!r} is not a whole number") from None
+    if not 1 <= number <= MAX_WORKERS:
+        raise ConfigError(f"--workers {value!r} must be between 1 and {MAX_WORKERS}")
+    return number
+
+
+def select_rules(rules: list[str], categories: list[str]) -> frozenset[str] | None:
+    """The rule ids that ``--rule`` and ``--category`` choose (None: all live rules)."""
+    from conformance.rules import CATEGORIES, RULES, RULES_BY_ID
+
+    for category in categories:
+        if category == "fuzz":
+            raise ConfigError("the fuzz rules are judged on generated requests: run `conformance fuzz`")
+        if category not in CATEGORIES:
+            raise ConfigError(f"unknown category {category!r}; choose from "
+                              f"{', '.join(c for c in CATEGORIES if c != 'fuzz')}")
+    for rule_id in rules:
+        if rule_id not in RULES_BY_ID:
+            raise ConfigError(f"unknown rule {rule_id!r}; `conformance rules` lists them")
+        if RULES_BY_ID[rule_id].category == "fuzz":
+            raise ConfigError(f"rule {rule_id} is judged on generated requests: run `conformance fuzz`")
+    if not rules and not categories:
+        return None
+    return frozenset(r.id for r in RULES if r.id in rules or r.category in categories)
+
+
+def check_writable(directory: Path) -> Path:
+    """``directory``, created if needed; ``ConfigError`` when nothing can be written there."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".conformance-probe-"):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"cannot write reports to {str(directory)!r}: {exc.strerror or exc}") from None
+    return directory
+
+
+def build_settings(*, base_url: str | None = None, api_key: str | None = None, model: str | None = None,
+                   profile: str | None = None, expect: Any = None, rules: Any = None, categories: Any = None,
+                   scenarios: Any = None, strict: bool = False, baseline: str | Path | None = None,
+                   report_dir: str | Path | None = None, timeout: Any = None, workers: Any = None,
+                   wire_log: bool = True) -> Settings:
+    """Validate raw option values (strings from flags or the environment) into ``Settings``."""
+    from conformance.baseline import load_baseline
+    from conformance.scenarios import BY_NAME
+
+    url = normalize_base_url(base_url) if base_url is not None else None
+    prof = (profile or "openai").strip()
+    if prof not in profile_names():
+        raise ConfigError(f"unknown profile {prof!r}; choose from {', '.join(profile_names())}")
+    caps = _split(expect)
+    unknown = [c for c in caps if c not in capability_names()]
+    if unknown:
+        raise ConfigError(f"unknown capability {unknown[0]!r}; choose from {', '.join(capability_names())}")
+    chosen = _split(scenarios)
+    bad = [s for s in chosen if s not in BY_NAME]
+    if bad:
+        raise ConfigError(f"unknown scenario {bad[0]!r}; `conformance scenarios` lists them")
+    seconds = _timeout(DEFAULT_TIMEOUT if timeout in (None, "") else timeout)
+    known: tuple[tuple[str, str], ...] = ()
+    base = Path(baseline) if baseline not in (None, "") else None
+    if base is not None:
+        if not base.is_file():
+            raise ConfigError(f"the baseline {str(base)!r} does not exist")
+        known = tuple((k["rule"], k["scenario"]) for k in load_baseline(base))
+    out = check_writable(Path(report_dir)) if report_dir not in (None, "") else None
+    return Settings(base_url=url, api_key=api_key or None, model=model or None, profile=prof,
+                    expect=frozenset(caps), rules=select_rules(_split(rules), _split(categories)),
+                    scenarios=frozenset(chosen) or None, strict=bool(strict), baseline=base, known_failures=known,
+                    report_dir=out, timeout=seconds,
+                    workers=_workers(DEFAULT_WORKERS if workers in (None, "") else workers),
+                    wire_log=wire_log, limits=derive_limits(seconds))
+
+
+def env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")

@@ -1,0 +1,107 @@
+"""`conformance run` drives the engine: progress as it runs, and exit code, terminal, junit.xml and
+results.json agree on every outcome (must, should with and without --strict, stale baseline, skips)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+from conformance.servers import ServerProcess
+
+
+def conformance(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "conformance", *args], capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+def run(server: ServerProcess, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return conformance("run", "--base-url", f"{server.base_url}/v1", "--report-dir", str(out), "--timeout", "30",
+                       *extra)
+
+
+def junit(out: Path) -> tuple[list[str], list[str]]:
+    """The failing and the skipped testcases of junit.xml, by name."""
+    root = ET.parse(out / "junit.xml").getroot()
+    cases = list(root.iter("testcase"))
+    return ([c.get("name", "") for c in cases if c.find("failure") is not None or c.find("error") is not None],
+            [c.get("name", "") for c in cases if c.find("skipped") is not None])
+
+
+def results(out: Path) -> dict:  # type: ignore[type-arg]
+    return json.loads((out / "results.json").read_text(encoding="utf-8"))
+
+
+def rule(doc: dict, rule_id: str) -> dict:  # type: ignore[type-arg]
+    return next(r for r in doc["rules"] if r["rule"] == rule_id)
+
+
+def test_each_scenario_is_printed_as_it_runs(ref_server: ServerProcess, tmp_path: Path) -> None:
+    proc = run(ref_server, tmp_path, "--scenario", "stream-plain", "--scenario", "non-stream", "-v")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert any("[1/2]" in line and " 200 " in line for line in lines), proc.stdout
+    assert any("[2/2]" in line for line in lines)
+    assert sum("started" in line for line in lines) == 2  # -v: each scenario as it starts
+    assert lines.index(next(x for x in lines if "[2/2]" in x)) < lines.index(next(x for x in lines if x.startswith("PASS")))
+    assert "warnings summary" not in proc.stdout and "Warning" not in proc.stdout + proc.stderr
+    assert "deselected" not in proc.stdout and "test session starts" not in proc.stdout  # no pytest machinery
+    assert (tmp_path / "wire" / "run.json").is_file()
+
+
+def test_must_failure_agrees_everywhere(must_fault_server: ServerProcess, tmp_path: Path) -> None:
+    proc = run(must_fault_server, tmp_path, "--scenario", "stream-plain", "-v")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "FAIL" in proc.stdout and "CHK-009 [must]" in proc.stdout
+    failing, _ = junit(tmp_path)
+    doc = results(tmp_path)
+    assert any(name.startswith("CHK-009 ") for name in failing)
+    assert doc["summary"]["verdict"] == "fail" and rule(doc, "CHK-009")["gating"]
+    assert {r["rule"] for r in doc["rules"] if r["gating"]} == {n.split()[0] for n in failing}
+
+
+def test_should_failure_passes_without_strict(should_fault_server: ServerProcess, tmp_path: Path) -> None:
+    proc = run(should_fault_server, tmp_path, "--scenario", "stream-plain")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "TRN-003 [should]" in proc.stdout and "does not fail the run" in proc.stdout
+    failing, _ = junit(tmp_path)
+    doc = results(tmp_path)
+    assert failing == [] and doc["summary"]["verdict"] == "pass"
+    assert rule(doc, "TRN-003")["outcome"] == "failed" and not rule(doc, "TRN-003")["gating"]
+
+
+def test_should_failure_fails_with_strict(should_fault_server: ServerProcess, tmp_path: Path) -> None:
+    proc = run(should_fault_server, tmp_path, "--scenario", "stream-plain", "--strict")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "TRN-003 [should]" in proc.stdout and "does not fail the run" not in proc.stdout
+    failing, _ = junit(tmp_path)
+    doc = results(tmp_path)
+    assert [n.split()[0] for n in failing] == ["TRN-003"] and doc["summary"]["verdict"] == "fail"
+
+
+def test_stale_baseline_agrees_everywhere(ref_server: ServerProcess, tmp_path: Path) -> None:
+    baseline = tmp_path / "known.json"
+    baseline.write_text(json.dumps({"known_failures": [{"rule": "CHK-009", "scenario": "stream-plain"}]}))
+    proc = run(ref_server, tmp_path / "out", "--scenario", "stream-plain", "--baseline", str(baseline))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "stale baseline" in proc.stdout and "CHK-009" in proc.stdout
+    failing, _ = junit(tmp_path / "out")
+    doc = results(tmp_path / "out")
+    assert failing == ["CHK-009 role appears once per choice, on its first delta, and is assistant [stream-plain] "
+                       "(baseline)"]
+    assert doc["stale_baseline"] == [{"rule": "CHK-009", "scenario": "stream-plain"}]
+    assert doc["summary"]["verdict"] == "fail" and rule(doc, "CHK-009")["gating"]
+
+
+def test_a_rule_no_exchange_shows_is_listed_as_skipped(ref_server: ServerProcess, tmp_path: Path) -> None:
+    proc = run(ref_server, tmp_path, "--rule", "ERR-008")  # an in-stream error: the reference server sends none
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _, skipped = junit(tmp_path)
+    doc = results(tmp_path)
+    assert [n.split()[0] for n in skipped] == ["ERR-008"]
+    assert rule(doc, "ERR-008")["outcome"] == "skipped" and doc["summary"]["skipped"] == 1
+    assert [line.split() for line in proc.stdout.splitlines() if line.startswith("total")][0][-1] == "1"
+    names = {s["name"] for s in doc["scenarios"]}
+    assert "error-malformed-json" in names and "tools-auto" not in names  # only what the errors rules need
