@@ -17,7 +17,7 @@ import json
 import time
 from collections.abc import Callable
 
-from conformance.wire.chat import decode_and_assemble
+from conformance.protocols.chat import decode_and_assemble
 from conformance.wire.sse import SSEDecoder
 
 TOKENS = [" the", " quick", " brown", " fox", " jumps", " café", " ☕", " über", " 東京", ",", "."]

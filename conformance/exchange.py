@@ -12,10 +12,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.wire.chat import Assembled, Payload, assemble_body, decode_and_assemble, loads_strict
+from conformance.protocols import protocol_of
+from conformance.protocols.chat import Assembled, Payload, assemble_body, decode_and_assemble, loads_strict
 from conformance.wire.errors import WireError
 from conformance.wire.ndjson import MISSING, NDJSONDecoder, NDJSONLine, decode_ndjson
-from conformance.wire.sse import SSEEvent, SSEStats, pieces
+from conformance.wire.sse import SSEEvent, SSEStats, decode_sse, pieces
 
 CHAT_PATH = "/v1/chat/completions"
 
@@ -166,19 +167,23 @@ def detect_format(exchange: Exchange) -> str:
 
 def analyze(exchange: Exchange, profile: str | Profile = "openai",
             cuts: list[int] | None = None) -> Analysis:
-    """Decode an exchange once; ``cuts`` feeds the body in pieces (for byte-split fuzzing)."""
+    """Decode an exchange once, through the protocol its endpoint speaks; ``cuts`` feeds the body in
+    pieces (for byte-split fuzzing)."""
     prof = profile if isinstance(profile, Profile) else PROFILES[profile]
     fmt = detect_format(exchange)
     analysis = Analysis(exchange, prof, fmt)
+    protocol = protocol_of(exchange.endpoint)
     try:
-        if fmt == "sse":
+        if fmt == "sse" and protocol in ("chat", None):  # an event stream off the chat route is judged as chat
             decoded = decode_and_assemble(pieces(exchange.body, cuts))
             analysis.events, analysis.stats, analysis.payloads, analysis.assembled = decoded
+        elif fmt == "sse":
+            analysis.events, analysis.stats = decode_sse(exchange.body, cuts)
         elif fmt == "ndjson":
             analysis.lines, analysis.ndjson = decode_ndjson(exchange.body, cuts)
         elif fmt == "json":
             analysis.json_body = json.loads(exchange.body.decode("utf-8"))
-            if exchange.endpoint == "chat":
+            if protocol == "chat":
                 analysis.assembled = assemble_body(analysis.json_body)
     except WireError as exc:
         analysis.wire_error = exc

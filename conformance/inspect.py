@@ -13,6 +13,7 @@ from typing import Any
 
 from conformance.checks import Finding, Verdict, evaluate, findings_of
 from conformance.exchange import Analysis, Exchange, analyze, detect_format
+from conformance.protocols.ollama import assemble_frames
 from conformance.wire.ndjson import MISSING
 
 
@@ -120,32 +121,8 @@ def events_json(a: Analysis) -> list[dict[str, Any]]:
 
 def assembled_json(a: Analysis) -> dict[str, Any]:
     if a.format == "ndjson":
-        return ndjson_assembly(a)
+        return assemble_frames(a.lines)
     return a.assembled.to_json()
-
-
-def ndjson_assembly(a: Analysis) -> dict[str, Any]:
-    """Ollama frames assembled into the same shape as a chat message."""
-    content, reasoning, finish, error, usage = "", "", None, None, None
-    for line in a.lines:
-        frame = line.value
-        if not isinstance(frame, dict):
-            continue
-        if "error" in frame:
-            error = {"message": str(frame["error"])}
-            continue
-        raw_message = frame.get("message")
-        message: dict[str, Any] = raw_message if isinstance(raw_message, dict) else {}
-        text = message.get("content", frame.get("response"))
-        content += text if isinstance(text, str) else ""
-        thinking = message.get("thinking", frame.get("thinking"))
-        reasoning += thinking if isinstance(thinking, str) else ""
-        if frame.get("done") is True:
-            finish = frame.get("done_reason")
-            if "eval_count" in frame:
-                usage = {"prompt_tokens": frame.get("prompt_eval_count"), "completion_tokens": frame.get("eval_count")}
-    return {"content": content, "reasoning": reasoning, "refusal": None, "tool_calls": [], "finish_reason": finish,
-            "usage": usage, "error": error}
 
 
 def to_json(result: Inspection) -> dict[str, Any]:

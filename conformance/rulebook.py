@@ -21,8 +21,9 @@ def markdown() -> str:
            "`../shared/docs/DEVIATIONS.md`.", ""]
     for category in CATEGORIES:
         rules = [r for r in RULES if r.category == category]
-        out += [f"## {category} ({len(rules)})", "", "| id | level | applies | rule | source | deviations |",
-                "|---|---|---|---|---|---|"]
+        protocols = sorted({r.protocol for r in rules})
+        out += [f"## {category} ({len(rules)}; protocol {', '.join(protocols)})", "",
+                "| id | level | applies | rule | source | deviations |", "|---|---|---|---|---|---|"]
         for r in rules:
             title = r.title.replace("|", "\\|")
             out.append(f"| {r.id} | {r.level} | {r.applies} | {title} | {_source(r.source)} | {', '.join(r.refs)} |")

@@ -38,11 +38,12 @@ class Rule:
     applies: str
     source: str
     refs: tuple[str, ...] = ()
+    protocol: str = "chat"  # the protocol package whose exchanges it judges (conformance.protocols)
 
 
 def _r(id: str, category: str, level: str, applies: str, title: str, source: str,
        *refs: str) -> Rule:
-    return Rule(id, title, category, level, applies, source, refs)
+    return Rule(id, title, category, level, applies, source, refs, "ollama" if category == "ollama" else "chat")
 
 
 RULES: tuple[Rule, ...] = (

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from conformance.checks import Finding, check, finding, short
 from conformance.checks.conditions import (
@@ -16,6 +15,7 @@ from conformance.checks.conditions import (
     usage_of,
 )
 from conformance.exchange import Analysis
+from conformance.protocols.chat import sequence
 
 FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
 
@@ -52,28 +52,24 @@ def one_finish(a: Analysis) -> Iterator[Finding]:
 
 @check("FIN-003", "FIN-004", "FIN-005", when=(chat_sse,))
 def finish_placement(a: Analysis) -> Iterator[Finding]:
-    finished: set[int] = set()
+    after_finish = next((v for v in sequence.walk(a.payloads) if v.state == "finished"), None)
+    if after_finish is not None:
+        yield finding(a, "FIN-003", f"choice {after_finish.choice} continues after its finish "
+                      f"({after_finish.event})", "nothing for a choice after its finish_reason",
+                      event=after_finish.event_index)
     reported: set[str] = set()
     for event, choice in choice_items(a):
-        index = choice.get("index", 0)
-        raw_delta = choice.get("delta")
-        delta: dict[str, Any] = raw_delta if isinstance(raw_delta, dict) else {}
-        carries = {k: v for k, v in delta.items() if v not in (None, "", []) and k != "role"}
         if "finish_reason" not in choice and "FIN-005" not in reported:
             reported.add("FIN-005")
             yield finding(a, "FIN-005", f"a choice without the finish_reason key: {short(choice)}",
                           "finish_reason: null until the last chunk", event=event)
-        if index in finished and (carries or choice.get("finish_reason") is not None) \
-                and "FIN-003" not in reported:
-            reported.add("FIN-003")
-            yield finding(a, "FIN-003", f"choice {index} continues after its finish: {short(choice)}",
-                          "nothing for a choice after its finish_reason", event=event)
-        if choice.get("finish_reason") is not None:
-            finished.add(index)
-            if carries and "FIN-004" not in reported:
-                reported.add("FIN-004")
-                yield finding(a, "FIN-004", f"a finish chunk that carries {sorted(carries)}",
-                              "an empty delta on the finish chunk", event=event)
+        if sequence.choice_event(choice) is sequence.ChoiceEvent.FINISH_WITH_DELTA and "FIN-004" not in reported:
+            reported.add("FIN-004")
+            raw = choice.get("delta")
+            carries = sorted(k for k, v in (raw if isinstance(raw, dict) else {}).items()
+                             if v not in (None, "", []) and k != "role")
+            yield finding(a, "FIN-004", f"a finish chunk that carries {carries}", "an empty delta on the finish chunk",
+                          event=event)
 
 
 @check("FIN-006", when=(chat_answer, lambda a: max_tokens(a) is not None and usage_of(a) is not None))

@@ -52,10 +52,11 @@ def terminator(a: Analysis) -> Iterator[Finding]:
         if after:
             yield finding(a, "SSE-003", f"{len(after)} event(s) after [DONE]", "nothing after [DONE]",
                           event=after[0].index)
-        stats = _stats(a)
-        if stats.bytes_after_done:
-            yield finding(a, "SSE-004", f"{stats.bytes_after_done} byte(s) after the [DONE] event",
-                          "the body closes after [DONE]", offset=stats.done_end)
+        end = a.assembled.done_end
+        after_done = 0 if end is None else _stats(a).total_bytes - end
+        if after_done:
+            yield finding(a, "SSE-004", f"{after_done} byte(s) after the [DONE] event",
+                          "the body closes after [DONE]", offset=end)
 
 
 @check("SSE-006", "SSE-008", when=(chat_sse,))

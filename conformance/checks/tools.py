@@ -11,7 +11,7 @@ import jsonschema
 from conformance.checks import Finding, check, finding, short
 from conformance.checks.conditions import chat_answer, chat_sse, deltas, offered_tools, tool_calls
 from conformance.exchange import Analysis
-from conformance.wire.chat import ToolCall
+from conformance.protocols.chat import ToolCall
 
 MARKUP = ("<tool_call>", "</tool_call>", "<|python_tag|>", "[TOOL_CALLS]", "<function=",
           "<｜tool▁calls▁begin｜>", "<|tool_call_begin|>", "<tool_calls>")

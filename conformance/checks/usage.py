@@ -8,22 +8,11 @@ from typing import Any
 from conformance.checks import Finding, check, finding, short
 from conformance.checks.conditions import chat_answer, chat_json, chat_sse, complete, no_stream_error, wants_usage
 from conformance.exchange import Analysis
-from conformance.wire.chat import Payload
+from conformance.protocols.chat import Payload, sequence
 
 
 def _usage_chunks(a: Analysis) -> list[Payload]:
     return [p for p in a.chunks if p.value.get("usage") is not None]
-
-
-def _last_finish(a: Analysis) -> int | None:
-    last = None
-    for p in a.chunks:
-        choices = p.value.get("choices")
-        if isinstance(choices, list) and any(
-            isinstance(c, dict) and c.get("finish_reason") is not None for c in choices
-        ):
-            last = p.index
-    return last
 
 
 @check("USG-001", when=(chat_sse, lambda a: a.exchange.request is not None and not wants_usage(a)))
@@ -48,10 +37,10 @@ def usage_placement(a: Analysis) -> Iterator[Finding]:
             yield finding(a, "USG-002", "no usage chunk", "one chunk with usage and choices: [] before [DONE]")
         return
     last = chunks[-1]
-    finish = _last_finish(a)
-    if finish is not None and last.index < finish:
-        yield finding(a, "USG-003", f"usage at event {last.index}, before the finish at event {finish}",
-                      "usage after the last finish_reason", event=last.index)
+    early = next((v for v in sequence.walk(a.payloads) if v.choice is None and v.event == "finish"), None)
+    if early is not None:
+        yield finding(a, "USG-003", f"usage at event {chunks[0].index}, before the finish at event "
+                      f"{early.event_index}", "usage after the last finish_reason", event=chunks[0].index)
     if len(chunks) > 1:
         yield finding(a, "USG-004", f"usage on {len(chunks)} chunks", "usage once", event=chunks[0].index)
     if last.value.get("choices") != []:

@@ -43,7 +43,6 @@ from typing import NamedTuple
 from conformance.wire.errors import WireError
 
 BOM = b"\xef\xbb\xbf"
-DONE = "[DONE]"
 DEFAULT_MAX_LINE = 16 * 1024 * 1024
 _KEEP = 64  # offsets kept per kind of observation; counts are always exact
 
@@ -86,7 +85,6 @@ class SSEStats:
     invalid_utf8: list[int] = field(default_factory=list)
     invalid_utf8_count: int = 0
     undispatched_blocks: int = 0
-    done_end: int | None = None
     tail_offset: int | None = None
     tail_has_data: bool = False
     total_bytes: int = 0
@@ -95,10 +93,6 @@ class SSEStats:
     def line_ending_styles(self) -> list[str]:
         """The styles in use, in a fixed order."""
         return [name for name in ("lf", "crlf", "cr") if getattr(self, name)]
-
-    @property
-    def bytes_after_done(self) -> int:
-        return 0 if self.done_end is None else self.total_bytes - self.done_end
 
 
 class SSEDecoder:
@@ -268,8 +262,6 @@ class SSEDecoder:
         self._block_fields = False
         self._data = []
         self._type = ""
-        if data == DONE and self.stats.done_end is None:
-            self.stats.done_end = end
 
 
 def pieces(body: bytes, cuts: list[int] | None = None) -> list[bytes]:

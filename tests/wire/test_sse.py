@@ -78,9 +78,9 @@ def test_invalid_utf8_recorded_and_replaced() -> None:
     assert stats.invalid_utf8 == [9, 20] and stats.invalid_utf8_count == 2
 
 
-def test_bytes_after_done() -> None:
-    _, stats = decode_sse(b"data: [DONE]\n\n: bye\n\n")
-    assert stats.done_end == 14 and stats.bytes_after_done == 7
+def test_events_carry_the_end_of_their_block() -> None:
+    events, stats = decode_sse(b"data: [DONE]\n\n: bye\n\n")
+    assert [(e.data, e.offset, e.end) for e in events] == [("[DONE]", 0, 14)] and stats.total_bytes == 21
 
 
 def test_unterminated_tail_recorded() -> None:

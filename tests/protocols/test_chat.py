@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conformance.wire.chat import Assembler, ThinkSplitter, assemble_body, assemble_events, classify
+from conformance.protocols.chat import Assembler, ThinkSplitter, assemble_body, assemble_events, classify
 from conformance.wire.sse import decode_sse
 
 
@@ -112,3 +112,9 @@ def test_assembler_ignores_garbage_shapes() -> None:
     events, _ = decode_sse(stream({"choices": "x"}, {"choices": [1, {"index": "a", "delta": []}]}, [1]))
     assembler.feed_events(events)
     assert assembler.close().to_json()["content"] == ""
+
+
+def test_the_end_of_done_is_kept_for_bytes_after_it() -> None:
+    events, _ = decode_sse(b"data: [DONE]\n\n: bye\n\n")
+    _, assembled = assemble_events(events)
+    assert assembled.done and assembled.done_end == 14

@@ -1,0 +1,117 @@
+"""Chat Completions payloads: each SSE ``data:`` payload classified on its top-level keys.
+
+Invariant: any SSE event yields a ``Payload``; never an exception. Malformed input is kept as a
+``kind="invalid"`` payload for the rules.
+
+Theory of operation. A payload is classified before any chunk decoding, as ../shared/seeds/000
+asks ("Consumers should dispatch on top-level keys before applying an OpenAI chunk decoder"):
+``[DONE]`` (the transport terminator of this protocol; the SSE layer knows nothing of it); an
+error (``event: error`` or an ``error`` key, ../shared/seeds/003 §3.5); an AFM profile event; an
+Azure prompt-filter chunk or an annotation chunk (003 §3.7); else a chunk.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from conformance.wire.sse import SSEEvent
+
+DONE = "[DONE]"
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
+PROFILE_KEYS = ("afm_profile", "afm_profile_extended")
+FILTER_KEYS = ("prompt_filter_results", "prompt_annotations")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+fast_loads: Callable[[bytes], Any] | None
+try:  # orjson parses a typical chunk about four times faster; the stdlib decides what it refuses
+    from orjson import loads as fast_loads
+except ImportError:  # pragma: no cover - orjson is a dependency, but the wire layer works without it
+    fast_loads = None
+
+
+def loads_strict(text: str) -> Any:
+    """Parse JSON text without the NaN and Infinity extensions; raises ``ValueError``.
+
+    orjson answers first; what it refuses (integers beyond 64 bits, lone surrogate escapes) is
+    parsed again by the stdlib decoder, so both give the same verdict on every input.
+    """
+    if fast_loads is not None:
+        try:
+            return fast_loads(text.encode("utf-8", "surrogatepass"))
+        except ValueError:
+            pass
+    try:
+        return _DECODER.decode(text)
+    except RecursionError as exc:
+        raise ValueError("JSON nested too deeply") from exc
+
+
+class Payload(NamedTuple):
+    """One classified ``data:`` payload (a NamedTuple, like ``SSEEvent``, for speed)."""
+
+    index: int  # type: ignore[assignment]  # the field shadows tuple.index on purpose
+    offset: int
+    kind: str  # done | invalid | error | profile | prompt_filter | annotation | chunk | other
+    value: Any
+    event_type: str = "message"
+    problem: str | None = None
+
+
+def classify(event: SSEEvent) -> Payload:
+    """Parse one event's data and name its kind from the top-level keys."""
+    if event.data == DONE:
+        return Payload(event.index, event.offset, "done", None, event.type)
+    try:
+        value = loads_strict(event.data)
+    except ValueError as exc:
+        kind = "error" if event.type == "error" else "invalid"
+        return Payload(event.index, event.offset, kind, event.data, event.type, str(exc)[:200])
+    return Payload(event.index, event.offset, _kind_of(value, event.type), value, event.type)
+
+
+def _kind_of(value: Any, event_type: str) -> str:
+    if event_type == "error":
+        return "error"
+    if not isinstance(value, dict):
+        return "other"
+    choices = value.get("choices")
+    if choices and type(choices) is list and type(choices[0]) is dict and "delta" in choices[0] \
+            and "error" not in value:
+        return "chunk"  # the common case, decided without scanning every key
+    if "error" in value and "choices" not in value:
+        return "error"
+    if any(key in value for key in PROFILE_KEYS) and "choices" not in value:
+        return "profile"
+    if any(key in value for key in FILTER_KEYS) and not choices:
+        return "prompt_filter"
+    if isinstance(choices, list) and choices and all(_is_annotation(c) for c in choices):
+        return "annotation"
+    return "chunk"
+
+
+def _is_annotation(choice: Any) -> bool:
+    return (
+        isinstance(choice, dict)
+        and "delta" not in choice
+        and ("content_filter_offsets" in choice or "content_filter_results" in choice)
+    )
+
+
+def error_object(payload: Payload) -> dict[str, Any]:
+    """The error a payload reports, as an object with at least ``message``."""
+    value = payload.value
+    if isinstance(value, dict):
+        inner = value.get("error", value)
+        if isinstance(inner, dict):
+            return inner
+        return {"message": str(inner)}
+    return {"message": str(value)}
