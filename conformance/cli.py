@@ -224,6 +224,15 @@ def _read_results(path: Path) -> dict[str, Any]:
         raise UsageFailure(f"cannot read {str(path)!r} as results.json: {exc}") from None
     if not isinstance(doc, dict) or "checks" not in doc:
         raise UsageFailure(f"{str(path)!r} is not a results.json (no checks)")
+    import jsonschema
+
+    from conformance.results import schema
+
+    try:
+        jsonschema.validate(doc, schema())
+    except jsonschema.ValidationError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
+        raise UsageFailure(f"{str(path)!r} is not a results.json of this version: at {where}, {exc.message}") from None
     return doc
 
 
@@ -247,9 +256,14 @@ def report() -> None:
 def compare(results: tuple[Path, ...], out: Path) -> None:
     """A compatibility matrix (servers x rules, by category) as matrix.md and matrix.html."""
     from conformance.report.matrix import write_matrix
+    from conformance.settings import check_writable
 
     docs = [_read_results(p) for p in results]
-    for path in write_matrix(docs, [p.parent.name or p.stem for p in results], out):
+    try:
+        check_writable(out)
+    except ConformanceError as exc:
+        raise UsageFailure(str(exc)) from None
+    for path in write_matrix(docs, list(results), out):
         click.echo(str(path))
 
 

@@ -1,7 +1,7 @@
 """The only I/O of the suite: send one request with httpx, record the exchange exactly.
 
 Every request has limits per phase (connect, between reads, total) and a byte cap: an endless,
-stalled or giant response ends as an ``Exchange`` whose ``observations["aborted"]`` says why,
+stalled or giant response ends as an ``Exchange`` whose ``observations.aborted`` says why,
 never as a hang or an exception.
 """
 
@@ -16,6 +16,8 @@ from typing import Any
 import httpx
 
 from conformance.exchange import Exchange
+from conformance.model import Intent
+from conformance.model.observations import Observations
 from conformance.wire.errors import WireError
 from conformance.wire.sse import SSEDecoder
 
@@ -46,7 +48,7 @@ class Request:
     body: Any = None
     content: bytes | None = None
     headers: dict[str, str] = field(default_factory=dict)
-    intent: str | None = None
+    intent: Intent | None = None
     scenario: str = "live"
     stop_after_events: int | None = None  # disconnect after this many SSE events
     first_event: threading.Event | None = None  # set when the first SSE event has arrived
@@ -83,7 +85,7 @@ def record(client: httpx.Client, base_url: str, req: Request, limits: Limits | N
     limits = limits or Limits()
     headers = request_headers(req, api_key)
     content = req.encoded()
-    observations: dict[str, Any] = {}
+    observations: dict[str, Any] = {}  # built here, typed once at the end
     arrivals: list[tuple[float, int]] = []
     body = bytearray()
     status: int | None = None
@@ -112,7 +114,7 @@ def record(client: httpx.Client, base_url: str, req: Request, limits: Limits | N
         request=req.body, body=bytes(body), status=status, headers=resp_headers,
         method=req.method, path=req.path, request_headers=tuple((k.lower(), v) for k, v in headers.items()),
         http_version=version, arrivals=tuple(arrivals), intent=req.intent, scenario=req.scenario,
-        observations=observations,
+        observations=Observations.from_json(observations),
     )
 
 

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.model import Intent
+from conformance.model.observations import Observations
 from conformance.protocols import protocol_of
 from conformance.protocols.chat import Assembled, Payload, assemble_body, decode_and_assemble, loads_strict
 from conformance.wire.errors import WireError
@@ -35,9 +37,9 @@ class Exchange:
     http_version: str = "HTTP/1.1"
     request_http_version: str = "HTTP/1.1"
     arrivals: tuple[tuple[float, int], ...] = ()  # (seconds since the request, bytes so far)
-    intent: str | None = None  # what the scenario expects: invalid, unknown-model, ...
+    intent: Intent | None = None  # what the scenario's request is meant to show
     scenario: str = "offline"
-    observations: dict[str, Any] = field(default_factory=dict)
+    observations: Observations = field(default_factory=Observations)
 
     def header(self, name: str) -> str | None:
         """The first response header with this name, case-insensitively."""

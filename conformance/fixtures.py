@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from conformance.exchange import Exchange
+from conformance.model import Intent
+from conformance.model.observations import Observations
 
 BODY_SUFFIXES = (".sse", ".ndjson", ".body")
 FIXTURES_DIR = Path(__file__).resolve().parent.parent / "fixtures"
@@ -50,9 +52,9 @@ def exchange_from_meta(meta: dict[str, Any], body: bytes) -> Exchange:
         http_version=meta.get("http_version", "HTTP/1.1"),
         request_http_version=meta.get("request_http_version", "HTTP/1.1"),
         arrivals=tuple((float(t), int(n)) for t, n in meta.get("arrivals", [])),
-        intent=meta.get("intent"),
+        intent=Intent(meta["intent"]) if meta.get("intent") else None,
         scenario=meta.get("scenario", "fixture"),
-        observations=dict(meta.get("observations", {})),
+        observations=Observations.from_json(meta.get("observations")),
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from conformance.checks import Finding, Verdict, evaluate, findings_of
 from conformance.exchange import Analysis, Exchange, analyze, detect_format
+from conformance.model.observations import Observations
 from conformance.protocols.ollama import assemble_frames
 from conformance.wire.ndjson import MISSING
 
@@ -96,7 +97,7 @@ def build_exchange(stream: Path, request: Path | None = None, headers: Path | No
         except ValueError as exc:
             raise InputError(f"the request file {str(request)!r} is not JSON: {exc}") from exc
     status, version, header_list = parse_header_block(header_text) if header_text else (200, "HTTP/1.1", [])
-    observations = {} if header_text else {"headers_unknown": True}
+    observations = Observations(headers_unknown=not header_text)
     probe = Exchange(body=body, headers=tuple(header_list))
     fmt = detect_format(probe)
     if fmt in ("empty", "text"):

@@ -26,7 +26,7 @@ def sidecar(ex: Exchange, source: str, profile: str) -> dict[str, Any]:
         "method": ex.method, "path": ex.path, "status": ex.status, "headers": [list(h) for h in ex.headers],
         "request_headers": [list(h) for h in redact_headers(ex.request_headers)], "http_version": ex.http_version,
         "request_http_version": ex.request_http_version, "intent": ex.intent,
-        "observations": {k: v for k, v in ex.observations.items() if k != "elapsed_s"}, "profile": profile,
+        "observations": {k: v for k, v in ex.observations.to_json().items() if k != "elapsed_s"}, "profile": profile,
         "arrivals": [list(p) for p in ex.arrivals],
         "expected": {"failed": failed, "assembled": {k: assembled[k] for k in ("content", "reasoning",
                                                                                "finish_reason", "tool_calls")}},

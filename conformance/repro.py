@@ -60,3 +60,23 @@ def printf_format(data: bytes) -> str:
             out.append(f"\\{byte:03o}")
     return "".join(out)
 
+
+
+def scenario_script(kind: str, base_url: str, req: Request, api_key: str | None = None, body_file: str | None = None,
+                    followup: Request | None = None, burst: int = 12) -> str:
+    """A short shell script of what the suite actually did for a scenario of this kind: an HTTP/1.0
+    request, a disconnect after the first event, the cancel call beside its stream, the burst."""
+    one = curl(base_url, req, api_key, body_file)
+    if kind == "http10":
+        return one.replace("curl -sN", "curl -sN --http1.0", 1)
+    if kind == "disconnect":
+        return f"{one} | head -n 1  # read the first event, then hang up"
+    if kind == "cancel":
+        rid = req.headers.get("X-Request-ID", "ID")
+        call = curl(base_url, Request(path=f"/v1/chat/completions/{rid}/cancel", body={}), api_key)
+        return f"{one} &\nsleep 1  # the stream has started\n{call}\nwait"
+    if kind == "burst":
+        return f"for i in $(seq {burst}); do\n  {one} | head -n 1 &\ndone\nwait  # the refused ones answer 429"
+    if kind == "followup" and followup is not None:
+        return f"{one}\n# then a plain request, which must still be answered:\n{curl(base_url, followup, api_key)}"
+    return one

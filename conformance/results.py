@@ -25,6 +25,7 @@ class CheckEntry:
     evidence: dict[str, Any] | None = None
     reproducer: str = ""
     known: bool = False  # a failure listed in the baseline
+    findings: list[dict[str, Any]] = field(default_factory=list)  # every finding, not only the first
 
 
 @dataclass(frozen=True)

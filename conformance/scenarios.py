@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.client import Request
+from conformance.model import Intent
 
 HELLO = [{"role": "user", "content": "Say hello in one short sentence."}]
 LONG = [{"role": "user", "content": "Tell me a long story, as long as you can."}]
@@ -61,7 +62,7 @@ class Scenario:
     tags: tuple[str, ...] = field(default_factory=tuple)
 
 
-def chat(ctx: Context, messages: list[dict[str, Any]], *, stream: bool | None = True, intent: str | None = None,
+def chat(ctx: Context, messages: list[dict[str, Any]], *, stream: bool | None = True, intent: Intent | None = None,
          headers: dict[str, str] | None = None, **fields: Any) -> Request:
     body: dict[str, Any] = {"model": ctx.model, "messages": messages, **fields}
     if stream is not None:
@@ -69,7 +70,7 @@ def chat(ctx: Context, messages: list[dict[str, Any]], *, stream: bool | None = 
     return Request(body=body, intent=intent, headers=headers or {})
 
 
-def _raw(ctx: Context, content: bytes, intent: str, content_type: str = "application/json") -> Request:
+def _raw(ctx: Context, content: bytes, intent: Intent, content_type: str = "application/json") -> Request:
     return Request(content=content, intent=intent, headers={"Content-Type": content_type})
 
 
@@ -82,19 +83,19 @@ def _scenarios() -> list[Scenario]:
           description="A plain streamed answer."),
         s("stream-usage", "usage", lambda c: chat(c, HELLO, **usage), needs="usage",
           description="stream_options.include_usage: one usage chunk after the finish."),
-        s("stream-long", "transport", lambda c: chat(c, LONG, max_tokens=48, intent="expect-length", **usage),
+        s("stream-long", "transport", lambda c: chat(c, LONG, max_tokens=48, intent=Intent.EXPECT_LENGTH, **usage),
           description="A long answer cut by max_tokens 48: length, incremental delivery, usage within the cap."),
         s("non-stream", "chunks", lambda c: chat(c, HELLO, stream=False), description="stream: false."),
         s("no-stream-field", "transport", lambda c: chat(c, HELLO, stream=None),
           description="No stream field at all: the answer must not stream."),
-        s("max-tokens", "finish", lambda c: chat(c, LONG, max_tokens=5, intent="expect-length", **usage),
+        s("max-tokens", "finish", lambda c: chat(c, LONG, max_tokens=5, intent=Intent.EXPECT_LENGTH, **usage),
           description="max_tokens 5 on a long answer: finish length, completion_tokens <= 5."),
         s("max-completion-tokens", "finish", lambda c: chat(c, LONG, stream=False, max_completion_tokens=5,
-                                                            intent="expect-length"),
+                                                            intent=Intent.EXPECT_LENGTH),
           description="max_completion_tokens 5, non-stream."),
         s("stop-sequence", "finish", lambda c: chat(c, HELLO, stop=[" "]),
           description="stop [' ']: the answer ends before the first space."),
-        s("n-two", "chunks", lambda c: chat(c, HELLO, n=2, intent="n"),
+        s("n-two", "chunks", lambda c: chat(c, HELLO, n=2, intent=Intent.N),
           description="n: 2, honored with two choices or refused with a 4xx envelope."),
         # tools
         s("tools-auto", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="auto"), needs="tools"),
@@ -117,7 +118,7 @@ def _scenarios() -> list[Scenario]:
             {"role": "tool", "tool_call_id": "call_rt1", "content": '{"sky": "sunny", "celsius": 21}'}],
             tools=[WEATHER]), needs="tools", description="A tool result sent back: the next turn answers."),
         s("tools-cut-by-length", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="required",
-                                                         max_tokens=3, intent="expect-length"), needs="tools"),
+                                                         max_tokens=3, intent=Intent.EXPECT_LENGTH), needs="tools"),
         # reasoning and structured output
         s("reasoning", "reasoning", lambda c: chat(c, HELLO, reasoning_effort="low"), needs="reasoning"),
         s("reasoning-none", "reasoning", lambda c: chat(c, HELLO, reasoning_effort="none"), needs="reasoning"),
@@ -132,33 +133,33 @@ def _scenarios() -> list[Scenario]:
                                                                  "name": "person", "schema": PERSON, "strict": True}}),
           needs="structured"),
         # errors before the stream (each followed by a plain request)
-        s("error-malformed-json", "errors", lambda c: _raw(c, b'{"model": "x", "messages": [', "malformed-json"),
+        s("error-malformed-json", "errors", lambda c: _raw(c, b'{"model": "x", "messages": [', Intent.MALFORMED_JSON),
           kind="followup"),
-        s("error-wrong-type", "errors", lambda c: chat(c, "hello", intent="wrong-type"),  # type: ignore[arg-type]
+        s("error-wrong-type", "errors", lambda c: chat(c, "hello", intent=Intent.WRONG_TYPE),  # type: ignore[arg-type]
           kind="followup"),
-        s("error-bad-value", "errors", lambda c: chat(c, HELLO, temperature="hot", intent="bad-value"),
+        s("error-bad-value", "errors", lambda c: chat(c, HELLO, temperature="hot", intent=Intent.BAD_VALUE),
           kind="followup"),
         s("error-missing-messages", "errors", lambda c: Request(body={"model": c.model, "stream": True},
-                                                                intent="missing-messages"), kind="followup"),
-        s("error-unknown-parameter", "errors", lambda c: chat(c, HELLO, temperatur=0.2, intent="unknown-parameter"),
+                                                                intent=Intent.MISSING_MESSAGES), kind="followup"),
+        s("error-unknown-parameter", "errors", lambda c: chat(c, HELLO, temperatur=0.2, intent=Intent.UNKNOWN_PARAMETER),
           kind="followup"),
         s("error-unknown-model", "errors", lambda c: Request(body={
-            "model": "conformance-no-such-model", "messages": HELLO, "stream": True}, intent="unknown-model"),
+            "model": "conformance-no-such-model", "messages": HELLO, "stream": True}, intent=Intent.UNKNOWN_MODEL),
           kind="followup"),
         s("error-context-overflow", "errors", lambda c: chat(c, [{"role": "user", "content": "hello " * 600_000}],
-                                                             intent="context-overflow"), kind="followup"),
+                                                             intent=Intent.CONTEXT_OVERFLOW), kind="followup"),
         s("error-oversized", "errors", lambda c: chat(c, [{"role": "user", "content": "x" * (16 * 1024 * 1024)}],
-                                                      intent="oversized"), kind="followup"),
-        s("error-wrong-content-type", "errors", lambda c: _raw(c, b"hello", "wrong-content-type", "text/plain"),
+                                                      intent=Intent.OVERSIZED), kind="followup"),
+        s("error-wrong-content-type", "errors", lambda c: _raw(c, b"hello", Intent.WRONG_CONTENT_TYPE, "text/plain"),
           kind="followup"),
         # cancellation
         s("disconnect", "cancellation", lambda c: chat(c, LONG, max_tokens=3000), kind="disconnect",
           description="Disconnect after the first event of a long generation; the work must stop."),
-        s("cancel-endpoint", "cancellation", lambda c: chat(c, LONG, max_tokens=3000, intent="cancelled-stream",
+        s("cancel-endpoint", "cancellation", lambda c: chat(c, LONG, max_tokens=3000, intent=Intent.CANCELLED_STREAM,
                                                             headers={"X-Request-ID": "conformance-cancel-1"}),
           needs="cancel-endpoint", kind="cancel"),
         s("cancel-unknown", "cancellation", lambda c: Request(
-            path="/v1/chat/completions/conformance-unknown-id/cancel", body={}, intent="cancel-unknown"),
+            path="/v1/chat/completions/conformance-unknown-id/cancel", body={}, intent=Intent.CANCEL_UNKNOWN),
           needs="cancel-endpoint"),
         s("queue-full", "errors", lambda c: chat(c, LONG, max_tokens=3000), kind="burst",
           description="Twelve long streams at once: a server with a bounded queue answers 429 with Retry-After."),

@@ -87,8 +87,9 @@ def test_baseline_command_round_trip(tmp_path: Path) -> None:
 def test_compare_writes_a_matrix(tmp_path: Path) -> None:
     a = result_with(("CHK-009", "must", "stream-plain", "failed")).to_json()
     b = result_with(("CHK-009", "must", "stream-plain", "passed")).to_json()
-    paths = write_matrix([a, b], ["one", "two"], tmp_path)
+    paths = write_matrix([a, b], None, tmp_path)
     md = paths[0].read_text()
+    assert "| http://x · m | FAIL | 1 | 0 | 0 |" in md and "## Differences (1 rules)" in md and "Legend:" in md
     assert "| CHK-009 role appears once per choice, on its first delta, and is assistant | must | FAIL | pass |" in md
     paths_cli = tmp_path / "cli"
     (tmp_path / "a.json").write_text(json.dumps(a))

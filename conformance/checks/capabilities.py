@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from conformance.checks import Finding, check, finding
 from conformance.exchange import Analysis
@@ -14,20 +13,16 @@ CAPABILITY_RULES = {
 }
 
 
-def _capability(a: Analysis) -> dict[str, Any]:
-    value = a.exchange.observations.get("capability")
-    return value if isinstance(value, dict) else {}
-
-
 def _register(name: str, rule_id: str) -> None:
     def shown(a: Analysis) -> bool:
-        return _capability(a).get("name") == name
+        cap = a.exchange.observations.capability
+        return cap is not None and cap.name == name
 
     @check(rule_id, when=(shown,))
     def expected_capability(a: Analysis) -> Iterator[Finding]:
-        cap = _capability(a)
-        if not cap.get("supported"):
-            yield finding(a, rule_id, f"capability {name} missing: {cap.get('evidence', 'no evidence')}",
+        cap = a.exchange.observations.capability
+        if cap is not None and not cap.supported:
+            yield finding(a, rule_id, f"capability {name} missing: {cap.evidence or 'no evidence'}",
                           f"{name} supported, as --expect says")
 
     expected_capability.__name__ = f"expected_{name.replace('-', '_')}"

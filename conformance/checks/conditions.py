@@ -5,11 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.exchange import Analysis
-
-BAD_INPUT = frozenset({
-    "invalid", "malformed-json", "wrong-type", "missing-messages", "unknown-model", "context-overflow",
-    "oversized", "wrong-content-type", "bad-value",
-})  # an unknown parameter is not here: accepting one is legal (DEVIATIONS I1, I2); ERR-013 judges it
+from conformance.model import BAD_INPUT
 
 
 def chat_ok(a: Analysis) -> bool:
@@ -118,9 +114,9 @@ def requested_n(a: Analysis) -> int:
 def complete(a: Analysis) -> bool:
     """The client read the response to its end (it did not disconnect or give up)."""
     obs = a.exchange.observations
-    return not any(key in obs for key in ("disconnect", "aborted", "disconnected_after_events"))
+    return obs.disconnect is None and obs.aborted is None and obs.disconnected_after_events is None
 
 
 def headers_known(a: Analysis) -> bool:
     """The response headers were recorded (an offline capture may have only the body)."""
-    return not a.exchange.observations.get("headers_unknown")
+    return not a.exchange.observations.headers_unknown

@@ -8,6 +8,7 @@ from typing import Any
 from conformance.checks import Finding, check, finding, short
 from conformance.checks.conditions import bad_input, headers_known, openai_error_response
 from conformance.exchange import Analysis
+from conformance.model import Intent
 
 SUCCESS_FINISH = frozenset({"stop", "length", "tool_calls"})
 
@@ -86,14 +87,14 @@ def _code(a: Analysis) -> Any:
     return error.get("code") if isinstance(error, dict) else None
 
 
-@check("ERR-011", when=(_intent("context-overflow"),))
+@check("ERR-011", when=(_intent(Intent.CONTEXT_OVERFLOW),))
 def context_overflow(a: Analysis) -> Iterator[Finding]:
     if _code(a) not in ("context_length_exceeded", "context_window_exceeded"):
         yield finding(a, "ERR-011", f"status {a.exchange.status} code {short(_code(a))}",
                       "a 4xx with code context_length_exceeded")
 
 
-@check("ERR-012", when=(_intent("unknown-model"),))
+@check("ERR-012", when=(_intent(Intent.UNKNOWN_MODEL),))
 def unknown_model(a: Analysis) -> Iterator[Finding]:
     if a.exchange.status != 404 and not (a.allows("unknown-model-served") and a.success):
         yield finding(a, "ERR-012", f"status {a.exchange.status} for model {a.request.get('model')!r}",
@@ -109,10 +110,10 @@ OPENAI_FIELDS = frozenset({
 })
 
 
-@check("ERR-013", when=(_intent("unknown-parameter"),))
+@check("ERR-013", when=(_intent(Intent.UNKNOWN_PARAMETER),))
 def unknown_parameter(a: Analysis) -> Iterator[Finding]:
     unknown = sorted(set(a.request) - OPENAI_FIELDS)
-    name = a.exchange.observations.get("unknown_field", unknown[0] if unknown else None)
+    name = a.exchange.observations.unknown_field or (unknown[0] if unknown else None)
     error = _error(a)
     param = error.get("param") if isinstance(error, dict) else None
     if a.exchange.status != 400 or _code(a) != "unknown_parameter" or param != name:
@@ -126,15 +127,16 @@ def retry_after(a: Analysis) -> Iterator[Finding]:
         yield finding(a, "ERR-014", "429 without Retry-After", "Retry-After in seconds")
 
 
-@check("ERR-015", when=(_intent("oversized"),))
+@check("ERR-015", when=(_intent(Intent.OVERSIZED),))
 def oversized(a: Analysis) -> Iterator[Finding]:
     if a.exchange.status != 413:
         yield finding(a, "ERR-015", f"status {a.exchange.status} for an oversized body", "413")
 
 
-@check("ERR-016", when=(lambda a: "followup_status" in a.exchange.observations,))
+@check("ERR-016", when=(lambda a: a.exchange.observations.followup is not None,))
 def still_answers(a: Analysis) -> Iterator[Finding]:
-    status = a.exchange.observations["followup_status"]
+    followup = a.exchange.observations.followup
+    status = followup.status if followup is not None else None
     if status != 200:
         yield finding(a, "ERR-016", f"a plain request afterwards got {status}", "200")
 

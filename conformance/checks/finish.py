@@ -15,6 +15,7 @@ from conformance.checks.conditions import (
     usage_of,
 )
 from conformance.exchange import Analysis
+from conformance.model import Intent
 from conformance.protocols.chat import sequence
 
 FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
@@ -35,7 +36,7 @@ def _finishes(a: Analysis) -> list[tuple[int | None, int, object]]:
 def one_finish(a: Analysis) -> Iterator[Finding]:
     cut = not complete(a)
     allowed = set(FINISH_REASONS)
-    if a.allows("finish-cancelled") or a.exchange.intent == "cancelled-stream":
+    if a.allows("finish-cancelled") or a.exchange.intent == Intent.CANCELLED_STREAM:
         allowed.add("cancelled")
     finishes = _finishes(a)
     for index in sorted(a.assembled.choices) or [0]:
@@ -80,7 +81,7 @@ def cap_honored(a: Analysis) -> Iterator[Finding]:
         yield finding(a, "FIN-006", f"completion_tokens {used}", f"at most max_tokens {cap}")
 
 
-@check("FIN-007", when=(chat_answer, no_stream_error, lambda a: a.exchange.intent == "expect-length"))
+@check("FIN-007", when=(chat_answer, no_stream_error, lambda a: a.exchange.intent == Intent.EXPECT_LENGTH))
 def length_finish(a: Analysis) -> Iterator[Finding]:
     for choice in a.assembled.choices.values():
         if choice.finish_reason != "length":
@@ -102,7 +103,7 @@ def stop_sequences(a: Analysis) -> Iterator[Finding]:
 
 def _plain(a: Analysis) -> bool:
     return chat_answer(a) and not a.request.get("tools") and not a.request.get("response_format") \
-        and a.exchange.intent != "expect-length"
+        and a.exchange.intent != Intent.EXPECT_LENGTH
 
 
 @check("FIN-009", when=(_plain, no_stream_error))

@@ -12,9 +12,10 @@ from collections.abc import Iterator
 from conformance.checks import Finding, check, evaluate, finding
 from conformance.checks.transport import ABORTS_SIZE, ABORTS_TIME
 from conformance.exchange import Analysis
+from conformance.model import Intent
 from conformance.rules import RULES
 
-FUZZ_INTENTS = frozenset({"fuzz-valid", "fuzz-invalid", "fuzz-lenient"})
+FUZZ_INTENTS = frozenset({Intent.FUZZ_VALID, Intent.FUZZ_INVALID, Intent.FUZZ_LENIENT})
 DOCUMENTED_4XX = frozenset({400, 404, 413, 422, 429})  # ../shared/seeds/003 §5 and §2.1
 ENVELOPE = ("ERR-001", "ERR-002", "ERR-004")
 # Judged by FUZ-004/005 themselves, or meaningful only for the scenario built to show them.
@@ -41,7 +42,7 @@ def _envelope_problem(a: Analysis) -> str:
     return f"{bad[0].rule}: {bad[0].message.splitlines()[0]}" if bad else ""
 
 
-@check("FUZ-001", when=(lambda a: a.exchange.intent in ("fuzz-valid", "fuzz-lenient"), _answered))
+@check("FUZ-001", when=(lambda a: a.exchange.intent in (Intent.FUZZ_VALID, Intent.FUZZ_LENIENT), _answered))
 def valid_answered(a: Analysis) -> Iterator[Finding]:
     status = a.exchange.status or 0
     if status >= 500:
@@ -54,7 +55,7 @@ def valid_answered(a: Analysis) -> Iterator[Finding]:
                           f"{bad[0].message.splitlines()[0]}", "a conformant response",
                           event=bad[0].event_index, offset=bad[0].byte_offset)
         return
-    if a.exchange.intent == "fuzz-valid" and status not in DOCUMENTED_4XX:
+    if a.exchange.intent == Intent.FUZZ_VALID and status not in DOCUMENTED_4XX:
         yield finding(a, "FUZ-001", f"status {status} for a valid request",
                       f"200 or one of {', '.join(map(str, sorted(DOCUMENTED_4XX)))}")
     elif status >= 400 and (problem := _envelope_problem(a)):
@@ -64,7 +65,7 @@ def valid_answered(a: Analysis) -> Iterator[Finding]:
         yield finding(a, "FUZ-001", f"status {status}", "200 or a 4xx")
 
 
-@check("FUZ-002", when=(lambda a: a.exchange.intent == "fuzz-invalid", _answered))
+@check("FUZ-002", when=(lambda a: a.exchange.intent == Intent.FUZZ_INVALID, _answered))
 def invalid_refused(a: Analysis) -> Iterator[Finding]:
     status = a.exchange.status or 0
     if status >= 500:
@@ -85,12 +86,12 @@ def no_server_error(a: Analysis) -> Iterator[Finding]:
 
 @check("FUZ-004", when=(fuzzed,))
 def no_hang(a: Analysis) -> Iterator[Finding]:
-    aborted = a.exchange.observations.get("aborted")
+    aborted = a.exchange.observations.aborted
     if aborted in ABORTS_TIME or aborted in ABORTS_SIZE:
         yield finding(a, "FUZ-004", f"the response was abandoned: {aborted}",
                       "a complete response within the limits", offset=len(a.exchange.body) or None)
     elif aborted:
-        yield finding(a, "FUZ-004", f"no response: {aborted} ({a.exchange.observations.get('error', '')})",
+        yield finding(a, "FUZ-004", f"no response: {aborted} ({a.exchange.observations.error or ''})",
                       "a response")
 
 
@@ -102,9 +103,10 @@ def stream_intact(a: Analysis) -> Iterator[Finding]:
                       event=bad[0].event_index, offset=bad[0].byte_offset)
 
 
-@check("FUZ-006", when=(fuzzed, lambda a: "liveness_status" in a.exchange.observations))
+@check("FUZ-006", when=(fuzzed, lambda a: a.exchange.observations.liveness is not None))
 def still_alive(a: Analysis) -> Iterator[Finding]:
-    status = a.exchange.observations["liveness_status"]
+    liveness = a.exchange.observations.liveness
+    status = liveness.status if liveness is not None else None
     if status != 200:
         what = f"status {status}" if status is not None else "no answer"
         yield finding(a, "FUZ-006", f"a plain request right after this one got {what}", "200")

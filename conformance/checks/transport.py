@@ -81,7 +81,7 @@ def http10_framing(a: Analysis) -> Iterator[Finding]:
 
 @check("TRN-010", "TRN-011")
 def limits(a: Analysis) -> Iterator[Finding]:
-    aborted = a.exchange.observations.get("aborted")
+    aborted = a.exchange.observations.aborted
     if aborted in ABORTS_TIME:
         yield finding(a, "TRN-010", f"the response was abandoned: {aborted}",
                       "a complete response within the time limits", offset=len(a.exchange.body) or None)

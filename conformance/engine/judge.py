@@ -13,6 +13,7 @@ from conformance.checks import evaluate
 from conformance.engine.runner import Outcome
 from conformance.exchange import Exchange, analyze
 from conformance.model import Outcome as Verdict
+from conformance.model.observations import CapabilityShown
 from conformance.results import CheckEntry, RunResult
 from conformance.rules import RULES, RULES_BY_ID
 from conformance.scenarios import SCENARIOS
@@ -58,7 +59,7 @@ def _probe(name: str, ex: Exchange) -> tuple[bool, str]:
     status = ex.status
     head = ex.body[:160].decode("utf-8", "replace")
     if status is None:
-        return False, f"no response ({ex.observations.get('aborted')})"
+        return False, f"no response ({ex.observations.aborted})"
     if name == "request-id":
         got = ex.header("x-request-id")
         return got == ex.request_header("x-request-id"), f"X-Request-ID {got!r} returned"
@@ -90,8 +91,8 @@ def judge(outcome: Outcome, caps: dict[str, dict[str, Any]], settings: Settings,
     shown = [name for name, probe in CAPABILITY_SCENARIOS.items() if probe == sc.name and name in settings.expect]
     for index, ex in enumerate(outcome.exchanges):
         if index == 0 and shown:  # the scenario that probes an expected capability also judges it
-            cap = {"name": shown[0], **caps[shown[0]]}
-            ex = replace(ex, observations={**ex.observations, "capability": cap})
+            cap = CapabilityShown(shown[0], **caps[shown[0]])
+            ex = replace(ex, observations=ex.observations.with_(capability=cap))
         name = ex.scenario if ex.scenario not in ("live", "") else sc.name
         for verdict in evaluate(analyze(ex, settings.profile), rule_ids):
             if verdict.outcome == "not_applicable":
@@ -106,10 +107,19 @@ def judge(outcome: Outcome, caps: dict[str, dict[str, Any]], settings: Settings,
                 first = verdict.findings[0]
                 message = "\n".join(f.message for f in verdict.findings[:3])
                 evidence = {"event_index": first.event_index, "byte_offset": first.byte_offset,
-                            "excerpt": first.excerpt}
+                            "excerpt": first.excerpt, "status": ex.status, "headers": headers_that_matter(ex)}
             entries.append(CheckEntry(rule.id, rule.category, rule.level, name, outcome_name, message, evidence,
-                                      outcome.reproducer))
+                                      outcome.reproducer, findings=[f.to_json() for f in verdict.findings]))
     return entries
+
+
+EVIDENCE_HEADERS = ("content-type", "content-length", "transfer-encoding", "content-encoding", "cache-control",
+                    "x-accel-buffering", "x-request-id", "retry-after", "connection")
+
+
+def headers_that_matter(ex: Exchange) -> dict[str, str]:
+    """The response headers the rules read, as the server sent them."""
+    return {name: value for name in EVIDENCE_HEADERS if (value := ex.header(name)) is not None}
 
 
 def _skip_reason(needs: str | None, caps: dict[str, dict[str, Any]], settings: Settings) -> str:
@@ -131,7 +141,7 @@ def judge_run(outcomes: list[Outcome], settings: Settings, model: str, *, tool: 
         first = outcome.exchanges[0]
         result.scenarios.append({"name": outcome.scenario.name, "category": outcome.scenario.category,
                                  "status": first.status, "elapsed_s": round(outcome.elapsed_s, 3),
-                                 "aborted": first.observations.get("aborted")})
+                                 "aborted": first.observations.aborted})
     seen = {c.rule for c in result.checks}
     ran = {o.scenario.name for o in outcomes}
     for rule in RULES:  # a chosen rule no exchange could show is listed, not dropped

@@ -27,7 +27,9 @@ from conformance.engine import events as ev
 from conformance.errors import ConfigError, Unreachable
 from conformance.exchange import Exchange, analyze
 from conformance.inspect import InputError, parse_header_block, split_curl_i
-from conformance.repro import curl
+from conformance.model import Intent
+from conformance.model.observations import Disconnect, Followup, Observations
+from conformance.repro import MAX_INLINE_BODY, scenario_script
 from conformance.scenarios import HELLO, LONG, Context, Scenario, chat
 from conformance.settings import Settings
 
@@ -76,7 +78,7 @@ class Runner:
         limits = self.settings.limits
         ex = self.send(Request(method="GET", path="/v1/models"), replace(limits, total=min(30.0, limits.total)))
         if ex.status is None:
-            raise Unreachable(f"{self.base_url} did not answer: {ex.observations.get('error', 'no response')}")
+            raise Unreachable(f"{self.base_url} did not answer: {ex.observations.error or 'no response'}")
         if not self.model:
             try:
                 data = json.loads(ex.body).get("data") or []
@@ -105,8 +107,20 @@ class Runner:
             done = self.done
         first = exchanges[0]
         self.emit(ev.ScenarioFinished(sc.name, sc.category, first.status, round(elapsed, 3),
-                                      first.observations.get("aborted"), done, max(self.total, done)))
-        return Outcome(sc, exchanges, curl(self.base_url, req, self.settings.api_key), elapsed)
+                                      first.observations.aborted, done, max(self.total, done)))
+        return Outcome(sc, exchanges, self.reproducer(sc, req), elapsed)
+
+    def reproducer(self, sc: Scenario, req: Request) -> str:
+        """What the suite did, as a script; a body over 2 KiB is written beside the reports."""
+        body = req.encoded()
+        body_file = None
+        if body is not None and len(body) > MAX_INLINE_BODY and self.settings.report_dir is not None:
+            path = self.settings.report_dir / "reproducers" / f"{sc.name}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(body)
+            body_file = str(path)
+        followup = chat(Context(self.model), HELLO, stream=False, max_tokens=8) if sc.kind == "followup" else None
+        return scenario_script(sc.kind, self.base_url, req, self.settings.api_key, body_file, followup, BURST)
 
     def _plain(self, req: Request) -> list[Exchange]:
         return [self.send(req)]
@@ -118,7 +132,7 @@ class Runner:
 
     def _followup(self, req: Request) -> list[Exchange]:
         ex = self.send(req)
-        return [replace(ex, observations={**ex.observations, "followup_status": self._liveness()})]
+        return [replace(ex, observations=ex.observations.with_(followup=Followup(self._liveness())))]
 
     def _first_byte(self, req: Request) -> float | None:
         ex = self.send(replace(req, stop_after_events=1))
@@ -145,7 +159,7 @@ class Runner:
         if other:
             done = analyze(other[0], self.settings.profile)
             obs["other_stream_done"] = other[0].status == 200 and done.assembled.done and done.assembled.error is None
-        return [replace(ex, observations={**ex.observations, "disconnect": obs})]
+        return [replace(ex, observations=ex.observations.with_(disconnect=Disconnect(**obs)))]
 
     def _generations(self) -> dict[str, Any] | None:
         """The server's generation counters (the reference server's /health), if it exposes them."""
@@ -173,7 +187,7 @@ class Runner:
         thread.start()
         first.wait(self.settings.limits.first_byte)
         rid = req.headers.get("X-Request-ID", "")
-        call = self.send(Request(path=f"/v1/chat/completions/{rid}/cancel", body={}, intent="cancel",
+        call = self.send(Request(path=f"/v1/chat/completions/{rid}/cancel", body={}, intent=Intent.CANCEL,
                                  scenario="cancel-endpoint/call"))
         thread.join(self.settings.limits.total + 5)
         return (result or []) + [call]
@@ -189,7 +203,7 @@ class Runner:
 
         def one(_: int) -> Exchange:
             ex = self.send(held)
-            if "disconnected_after_events" not in ex.observations:
+            if ex.observations.disconnected_after_events is None:
                 arrived.release()  # refused (or ended) without holding a stream
             return ex
 
@@ -263,5 +277,6 @@ def http10(base_url: str, req: Request, limits: Limits, api_key: str | None = No
     return Exchange(request=req.body, body=body_bytes, status=status, headers=tuple(headers), method=req.method,
                     path=req.path, request_headers=(("content-type", "application/json"),), http_version=version,
                     request_http_version="HTTP/1.0", scenario=req.scenario, intent=req.intent,
-                    arrivals=tuple((t, n - offset) for t, n in arrivals if n > offset), observations=obs)
+                    arrivals=tuple((t, n - offset) for t, n in arrivals if n > offset),
+                    observations=Observations.from_json(obs))
 

@@ -19,6 +19,8 @@ from typing import Any
 from conformance.engine.runner import Outcome
 from conformance.errors import ConfigError
 from conformance.exchange import Exchange
+from conformance.model import Intent
+from conformance.model.observations import Observations
 from conformance.scenarios import BY_NAME
 from conformance.secrets import Scrubber
 
@@ -58,7 +60,7 @@ def save(directory: Path, run: WireRun, outcomes: list[Outcome], scrub: Scrubber
             stem = f"{number:03d}-{_safe(ex.scenario if ex.scenario not in ('', 'live') else outcome.scenario.name)}"
             _save_exchange(wire, stem, ex, scrub)
             files.append(stem)
-        listed.append({"scenario": outcome.scenario.name, "elapsed_s": round(outcome.elapsed_s, 6),
+        listed.append({"scenario": outcome.scenario.name, "elapsed_s": outcome.elapsed_s,  # exact: reports round it
                        "reproducer": scrub.text(outcome.reproducer), "exchanges": files})
     doc = {"format": FORMAT, **asdict(run), "outcomes": listed}
     (wire / "run.json").write_text(scrub.text(json.dumps(doc, indent=1, ensure_ascii=False)) + "\n", encoding="utf-8")
@@ -72,7 +74,8 @@ def _save_exchange(wire: Path, stem: str, ex: Exchange, scrub: Scrubber) -> None
         "request_http_version": ex.request_http_version,
         "request_headers": [list(h) for h in scrub.headers(ex.request_headers)],
         "status": ex.status, "http_version": ex.http_version, "headers": [list(h) for h in ex.headers],
-        "arrivals": [list(a) for a in ex.arrivals], "observations": ex.observations, "body_bytes": len(ex.body),
+        "arrivals": [list(a) for a in ex.arrivals], "observations": ex.observations.to_json(),
+        "body_bytes": len(ex.body),
     }
     if len(request_text) <= INLINE_REQUEST:
         meta["request"] = ex.request
@@ -121,5 +124,6 @@ def _load_exchange(wire: Path, stem: str) -> Exchange:
                     headers=tuple((str(k), str(v)) for k, v in meta["headers"]), method=meta["method"],
                     path=meta["path"], request_headers=tuple((str(k), str(v)) for k, v in meta["request_headers"]),
                     http_version=meta["http_version"], request_http_version=meta["request_http_version"],
-                    arrivals=tuple((float(t), int(n)) for t, n in meta["arrivals"]), intent=meta["intent"],
-                    scenario=meta["scenario"], observations=dict(meta["observations"]))
+                    arrivals=tuple((float(t), int(n)) for t, n in meta["arrivals"]),
+                    intent=Intent(meta["intent"]) if meta["intent"] else None,
+                    scenario=meta["scenario"], observations=Observations.from_json(meta["observations"]))

@@ -24,6 +24,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.client import Request
+from conformance.model import Intent
 
 KINDS = ("valid", "invalid", "lenient")
 MAX_GENERATED = 16  # max_tokens for every valid request: the answers stay short
@@ -51,7 +52,7 @@ class FuzzCase:
 
     def request(self) -> Request:
         return Request(body=self.body, content=self.content, headers=dict(self.headers),
-                       intent=f"fuzz-{self.kind}", scenario=f"fuzz-{self.kind}")
+                       intent=Intent(f"fuzz-{self.kind}"), scenario=f"fuzz-{self.kind}")
 
     def wire(self) -> bytes:
         """The bytes sent as the body."""

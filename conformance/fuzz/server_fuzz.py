@@ -34,6 +34,7 @@ from conformance.engine.runner import Runner
 from conformance.exchange import Exchange, analyze
 from conformance.fuzz.outcome import expected_end
 from conformance.fuzz.requests import KINDS, FuzzCase, cases
+from conformance.model.observations import Followup
 from conformance.repro import MAX_INLINE_BODY, curl
 from conformance.results import CheckEntry, RunResult
 from conformance.rules import RULES
@@ -117,7 +118,7 @@ class ServerFuzzer:
         limits = self.runner.settings.limits
         ex = self.runner.send(case.request(), limits)
         status = self._liveness(replace(limits, total=min(limits.total, 60.0)))
-        return replace(ex, observations={**ex.observations, "liveness_status": status})
+        return replace(ex, observations=ex.observations.with_(liveness=Followup(status)))
 
     def _liveness(self, limits: Limits) -> int | None:
         """A plain request on a new connection (a pooled one may have been closed by the error);
@@ -140,7 +141,7 @@ class ServerFuzzer:
         """Record the verdicts of one example; the ids of the rules it broke."""
         stats = self.stats[kind]
         stats.requests += 1
-        key = str(ex.status) if ex.status is not None else str(ex.observations.get("aborted", "none"))
+        key = str(ex.status) if ex.status is not None else str(ex.observations.aborted or "none")
         if ex.status is not None and ex.status >= 400:
             key += f" {_error_code(ex)}"
         stats.statuses[key] = stats.statuses.get(key, 0) + 1
@@ -164,7 +165,7 @@ class ServerFuzzer:
             else:  # keep the smaller request, count them all
                 smaller = candidate if candidate.size <= known.size else known
                 self.failures[verdict.rule.id, kind] = replace(smaller, count=known.count + 1)
-        if ex.observations.get("liveness_status") != 200:
+        if ex.observations.liveness is None or ex.observations.liveness.status != 200:
             self.dead = f"the server stopped answering after a {kind} request ({case.label})"
         return broken
 

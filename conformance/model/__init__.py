@@ -83,4 +83,37 @@ def gating_levels(strict: bool) -> tuple[Level, ...]:
     return (Level.MUST, Level.SHOULD) if strict else (Level.MUST,)
 
 
-__all__ = ["Level", "Outcome", "gating_levels"]
+
+
+
+class Intent(str, Enum):
+    """What a scenario's request is meant to show; the checks' preconditions read it."""
+
+    EXPECT_LENGTH = "expect-length"  # cut by a token cap: finish_reason length
+    N = "n"  # n: 2, honoured or refused
+    INVALID = "invalid"  # some bad input (recorded fixtures)
+    MALFORMED_JSON = "malformed-json"
+    WRONG_TYPE = "wrong-type"
+    BAD_VALUE = "bad-value"
+    MISSING_MESSAGES = "missing-messages"
+    UNKNOWN_PARAMETER = "unknown-parameter"
+    UNKNOWN_MODEL = "unknown-model"
+    CONTEXT_OVERFLOW = "context-overflow"
+    OVERSIZED = "oversized"
+    WRONG_CONTENT_TYPE = "wrong-content-type"
+    CANCELLED_STREAM = "cancelled-stream"  # a stream the cancel endpoint stops
+    CANCEL = "cancel"  # the cancel call itself
+    CANCEL_UNKNOWN = "cancel-unknown"
+    FUZZ_VALID = "fuzz-valid"
+    FUZZ_INVALID = "fuzz-invalid"
+    FUZZ_LENIENT = "fuzz-lenient"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+BAD_INPUT = frozenset({
+    Intent.INVALID, Intent.MALFORMED_JSON, Intent.WRONG_TYPE, Intent.MISSING_MESSAGES, Intent.UNKNOWN_MODEL,
+    Intent.CONTEXT_OVERFLOW, Intent.OVERSIZED, Intent.WRONG_CONTENT_TYPE, Intent.BAD_VALUE,
+})  # an unknown parameter is not here: accepting one is legal (DEVIATIONS I1, I2); ERR-013 judges it
+__all__ = ["BAD_INPUT", "Intent", "Level", "Outcome", "gating_levels"]

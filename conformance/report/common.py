@@ -45,3 +45,61 @@ def rule_title(rule_id: str) -> str:
 
 def verdict(result: RunResult) -> str:
     return "FAIL" if result.failed_gate() else "PASS"
+
+
+SHOWN_SCENARIOS = 3
+
+
+@dataclass
+class RuleFailure:
+    """One failing rule, once: the scenarios it failed in and the evidence of the first."""
+
+    rule: str
+    title: str
+    level: str
+    source: str
+    gating: bool
+    known: bool  # every failure of it is in the baseline
+    scenarios: list[str]
+    first: CheckEntry
+
+    @property
+    def where(self) -> str:
+        shown = ", ".join(self.scenarios[:SHOWN_SCENARIOS])
+        more = len(self.scenarios) - SHOWN_SCENARIOS
+        return shown + (f" and {more} more" if more > 0 else "")
+
+
+@dataclass
+class NotJudged:
+    """A rule that was skipped (or a capability the server does not have), with the reason."""
+
+    rule: str
+    title: str
+    level: str
+    reason: str
+
+
+def triage(result: RunResult) -> list[RuleFailure]:
+    """Failures grouped by rule: gating ones first, then by level and id."""
+    order = {"must": 0, "should": 1, "advisory": 2}
+    gating = {v.rule for v in result.rule_verdicts() if v.gating}
+    grouped: dict[str, list[CheckEntry]] = {}
+    for entry in result.checks:
+        if entry.outcome in ("failed", "error"):
+            grouped.setdefault(entry.rule, []).append(entry)
+    out = []
+    for rule_id, entries in grouped.items():
+        rule = RULES_BY_ID.get(rule_id)
+        unknown = [e for e in entries if not e.known]
+        first = (unknown or entries)[0]
+        out.append(RuleFailure(rule_id, rule_title(rule_id), first.level, rule.source if rule else "",
+                               rule_id in gating, not unknown, list(dict.fromkeys(e.scenario for e in entries)),
+                               first))
+    return sorted(out, key=lambda f: (not f.gating, f.known, order.get(f.level, 3), f.rule))
+
+
+def not_judged(result: RunResult) -> list[NotJudged]:
+    """Every rule the run skipped, with why (an unsupported capability, no exchange that shows it)."""
+    return [NotJudged(v.rule, rule_title(v.rule), v.level.value, v.message) for v in result.rule_verdicts()
+            if v.outcome == "skipped"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jinja2 import Environment, select_autoescape
 
-from conformance.report.common import by_category, failures, rule_title, verdict
+from conformance.report.common import by_category, not_judged, triage, verdict
 from conformance.results import RunResult
 
 TEMPLATE = """<!doctype html>
@@ -38,14 +38,21 @@ started {{ started_at }}, {{ '%.1f' % duration_s }} s.</p>
 <td>{{ cap.source }}</td><td>{{ cap.evidence }}</td></tr>{% endfor %}</table>{% endif %}
 {% if stale %}<h2>Stale baseline entries</h2><ul>{% for s in stale %}<li>{{ s.rule }} [{{ s.scenario }}]</li>
 {% endfor %}</ul>{% endif %}
-<h2>Failures ({{ fails|length }})</h2>
+<h2>Failures ({{ fails|length }} rules)</h2>
 {% for f in fails %}<details class="{{ 'known' if f.known else '' }}"><summary><span class="{{ f.level }}">{{ f.level }}</span>
-<b>{{ f.rule }}</b> {{ title(f.rule) }} <code>[{{ f.scenario }}]</code>{% if f.known %} (known){% endif %}</summary>
-<pre>{{ f.message }}</pre>
-{% if f.evidence and f.evidence.excerpt %}<p>Evidence: event {{ f.evidence.event_index }}, byte {{ f.evidence.byte_offset }}</p>
-<pre>{{ f.evidence.excerpt }}</pre>{% endif %}
-<p>Reproduce:</p><pre>{{ f.reproducer }}</pre></details>
+<b>{{ f.rule }}</b> {{ f.title }} <code>[{{ f.where }}]</code>{% if f.known %} (known){% elif not f.gating %}
+(does not fail the run){% endif %}</summary>
+<p>Source: {{ f.source }}. Failed in {{ f.scenarios|length }} scenario(s): {{ f.where }}.</p>
+<pre>{{ f.first.message }}</pre>
+{% set ev = f.first.evidence or {} %}{% if ev.status is not none or ev.headers %}<p>Response: status {{ ev.status }}
+{% for k, v in (ev.headers or {}).items() %}; {{ k }}: {{ v }}{% endfor %}</p>{% endif %}
+{% if ev.excerpt %}<p>Evidence ({{ f.first.scenario }}): event {{ ev.event_index }}, byte {{ ev.byte_offset }}</p>
+<pre>{{ ev.excerpt }}</pre>{% endif %}
+<p>Reproduce ({{ f.first.scenario }}):</p><pre>{{ f.first.reproducer }}</pre></details>
 {% else %}<p>None.</p>{% endfor %}
+{% if skipped %}<h2>Skipped and unsupported ({{ skipped|length }} rules)</h2>
+<table><tr><th>rule</th><th>level</th><th>why</th></tr>{% for n in skipped %}<tr><td>{{ n.rule }} {{ n.title }}</td>
+<td>{{ n.level }}</td><td>{{ n.reason }}</td></tr>{% endfor %}</table>{% endif %}
 </body></html>
 """
 
@@ -55,5 +62,5 @@ def render_html(result: RunResult) -> str:
     page = env.from_string(TEMPLATE)
     return page.render(verdict=verdict(result), target=result.target, tool=result.tool, strict=result.strict,
                        started_at=result.started_at, duration_s=result.duration_s, summary=result.summary(),
-                       rows=by_category(result), fails=failures(result), stale=result.stale_baseline,
-                       title=rule_title)
+                       rows=by_category(result), fails=triage(result), skipped=not_judged(result),
+                       stale=result.stale_baseline)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.report.common import by_category, failures, rule_title, verdict
+from conformance.report.common import by_category, not_judged, triage, verdict
 from conformance.results import RunResult
 
 
@@ -40,16 +40,27 @@ def render_markdown(result: RunResult) -> str:
     if result.stale_baseline:
         lines += ["", "## Stale baseline entries (now passing: remove them)", ""]
         lines += [f"- {s['rule']} [{s['scenario']}]" for s in result.stale_baseline]
-    lines += ["", "## Failures", ""]
-    for entry in failures(result):
-        known = " (known, in the baseline)" if entry.known else ""
-        lines += [f"### {entry.rule} ({entry.level}) {rule_title(entry.rule)} [{entry.scenario}]{known}", ""]
+    grouped = triage(result)
+    lines += ["", f"## Failures ({len(grouped)} rules)", ""]
+    for f in grouped:
+        entry = f.first
+        tag = " (known, in the baseline)" if f.known else "" if f.gating else " (does not fail the run)"
+        lines += [f"### {f.rule} ({f.level}) {f.title}{tag}", "", f"- Source: {f.source}",
+                  f"- Failed in {len(f.scenarios)} scenario(s): {f.where}", ""]
         lines += ["```text", entry.message, "```"]
         ev = entry.evidence or {}
+        if ev.get("status") is not None or ev.get("headers"):
+            heads = ", ".join(f"{k}: {v}" for k, v in (ev.get("headers") or {}).items())
+            lines.append(f"Response: status {ev.get('status')}{'; ' + heads if heads else ''}")
+            lines.append("")
         if ev.get("excerpt"):
-            lines += [f"Evidence: event {ev.get('event_index')}, byte {ev.get('byte_offset')}:", "",
-                      "```text", ev["excerpt"], "```"]
-        lines += ["Reproduce:", "", "```sh", entry.reproducer, "```", ""]
-    if not failures(result):
+            lines += [f"Evidence ({entry.scenario}): event {ev.get('event_index')}, byte {ev.get('byte_offset')}:",
+                      "", "```text", ev["excerpt"], "```"]
+        lines += [f"Reproduce ({entry.scenario}):", "", "```sh", entry.reproducer, "```", ""]
+    if not grouped:
         lines.append("None.")
+    skipped = not_judged(result)
+    if skipped:
+        lines += ["", f"## Skipped and unsupported ({len(skipped)} rules)", "", "| rule | level | why |", "|---|---|---|"]
+        lines += [f"| {n.rule} {n.title} | {n.level} | {n.reason.replace('|', '/')} |" for n in skipped]
     return "\n".join(lines) + "\n"

@@ -1,7 +1,14 @@
-"""A compatibility matrix across servers: rules as rows (grouped by category), servers as columns."""
+"""A compatibility matrix across servers: rules as rows (grouped by category), servers as columns.
+
+Each server is named by its target (base URL and model), with its totals (verdict, failing rules by
+level, wall time) and a link to its own report; a differences-only view lists the rules on which
+the servers do not agree; a legend says what each mark means.
+"""
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -10,43 +17,109 @@ from jinja2 import Environment, select_autoescape
 from conformance.rules import CATEGORIES, RULES
 
 MARK = {"passed": "pass", "failed": "FAIL", "skipped": "skip", "error": "ERR", None: "—"}
+LEGEND = ("pass: judged and passed in every scenario that showed it; FAIL: failed in at least one scenario "
+          "(a failure in the server's baseline counts as pass); skip: not judged (a capability the server lacks, "
+          "or no exchange showed it); ERR: the check itself failed; —: not in that run.")
 
 
 def cell(doc: dict[str, Any], rule_id: str) -> str | None:
     """A rule's overall outcome on one server: failed if any scenario failed it, else passed, else skipped."""
     outcomes = {c["outcome"] for c in doc["checks"] if c["rule"] == rule_id and not c.get("known")}
+    if any(c["rule"] == rule_id and c.get("known") for c in doc["checks"]):
+        outcomes.add("passed")
     for outcome in ("error", "failed", "passed", "skipped"):
         if outcome in outcomes:
             return outcome
     return None
 
 
-def write_matrix(docs: list[dict[str, Any]], names: list[str], out: Path) -> list[Path]:
+@dataclass
+class Column:
+    """One server of the matrix."""
+
+    label: str
+    verdict: str
+    must: int
+    should: int
+    advisory: int
+    passed: int
+    skipped: int
+    seconds: float
+    link: str | None
+
+
+def _column(doc: dict[str, Any], source: Path | None, out: Path) -> Column:
+    target = doc.get("target", {})
+    cells = {r.id: cell(doc, r.id) for r in RULES}
+    levels = {r.id: r.level for r in RULES}
+    failing = [r for r, c in cells.items() if c in ("failed", "error")]
+    link = None
+    if source is not None and (source.parent / "report.html").is_file():
+        link = os.path.relpath(source.parent / "report.html", out)
+    summary = doc.get("summary", {})
+    verdict = str(summary.get("verdict", "fail" if summary.get("failed_by_level", {}).get("must") else "pass"))
+    return Column(f"{target.get('base_url')} · {target.get('model')}", verdict.upper(),
+                  sum(levels[r] == "must" for r in failing), sum(levels[r] == "should" for r in failing),
+                  sum(levels[r] == "advisory" for r in failing), sum(c == "passed" for c in cells.values()),
+                  sum(c == "skipped" for c in cells.values()), float(doc.get("duration_s", 0.0)), link)
+
+
+def write_matrix(docs: list[dict[str, Any]], sources: list[Path] | None, out: Path) -> list[Path]:
+    """matrix.md and matrix.html for these results.json documents (``sources``: where each was read)."""
     out.mkdir(parents=True, exist_ok=True)
-    labels = [f"{n} ({d['target'].get('model')})" for n, d in zip(names, docs, strict=True)]
-    md = ["# Compatibility matrix", "", "| rule | level | " + " | ".join(labels) + " |",
-          "|---|---|" + "---|" * len(docs)]
+    paths = sources if sources is not None else [None] * len(docs)
+    columns = [_column(d, p, out) for d, p in zip(docs, paths, strict=True)]
     groups = []
     for category in CATEGORIES:
         rows = [(r, [cell(d, r.id) for d in docs]) for r in RULES if r.category == category]
-        groups.append((category, rows))
-        md.append(f"| **{category}** | | " + " | ".join("" for _ in docs) + " |")
-        for rule, cells in rows:
-            md.append(f"| {rule.id} {rule.title} | {rule.level} | " + " | ".join(MARK[c] for c in cells) + " |")
-    (out / "matrix.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+        groups.append((category, [row for row in rows if any(c is not None for c in row[1])]))
+    differ = [(r, cells) for _, rows in groups for r, cells in rows if len({MARK[c] for c in cells}) > 1]
+    (out / "matrix.md").write_text(_markdown(columns, groups, differ), encoding="utf-8")
     env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
-    html = env.from_string(HTML).render(labels=labels, groups=groups, mark=MARK)
+    html = env.from_string(HTML).render(columns=columns, groups=groups, differ=differ, mark=MARK, legend=LEGEND)
     (out / "matrix.html").write_text(html, encoding="utf-8")
     return [out / "matrix.md", out / "matrix.html"]
 
 
+def _markdown(columns: list[Column], groups: list[Any], differ: list[Any]) -> str:
+    heads = [f"[{c.label}]({c.link})" if c.link else c.label for c in columns]
+    md = ["# Compatibility matrix", "", "| server | verdict | must | should | advisory | passed | skipped | wall time |",
+          "|---|---|---:|---:|---:|---:|---:|---:|"]
+    md += [f"| {h} | {c.verdict} | {c.must} | {c.should} | {c.advisory} | {c.passed} | {c.skipped} | {c.seconds:.1f} s |"
+           for h, c in zip(heads, columns, strict=True)]
+    md += ["", f"Legend: {LEGEND}", "", f"## Differences ({len(differ)} rules)", ""]
+    table_head = ["| rule | level | " + " | ".join(c.label for c in columns) + " |", "|---|---|" + "---|" * len(columns)]
+    if differ:
+        md += table_head + [f"| {r.id} {r.title} | {r.level} | " + " | ".join(MARK[c] for c in cells) + " |"
+                            for r, cells in differ]
+    else:
+        md.append("The servers agree on every rule.")
+    md += ["", "## Every rule", ""] + table_head
+    for category, rows in groups:
+        md.append(f"| **{category}** | | " + " | ".join("" for _ in columns) + " |")
+        md += [f"| {r.id} {r.title} | {r.level} | " + " | ".join(MARK[c] for c in cells) + " |" for r, cells in rows]
+    return "\n".join(md) + "\n"
+
+
 HTML = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Compatibility matrix</title>
-<style>body{font:13px system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;
-padding:.2em .5em}.failed{background:#f6d5d3}.passed{background:#d8f0dc}.skipped{color:#777}th.cat{text-align:left;
-background:#eee}</style></head><body><h1>Compatibility matrix</h1><table>
-<tr><th>rule</th><th>level</th>{% for l in labels %}<th>{{ l }}</th>{% endfor %}</tr>
-{% for category, rows in groups %}<tr><th class="cat" colspan="{{ labels|length + 2 }}">{{ category }}</th></tr>
+<style>body{font:13px system-ui,sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:1.5em}
+td,th{border:1px solid #ccc;padding:.2em .5em}.failed,.error{background:#f6d5d3}.passed{background:#d8f0dc}
+.skipped{color:#777}th.cat{text-align:left;background:#eee}td.n{text-align:right}.FAIL{color:#b3261e;font-weight:600}
+.PASS{color:#1e7b34;font-weight:600}</style></head><body><h1>Compatibility matrix</h1>
+<table><tr><th>server</th><th>verdict</th><th>must</th><th>should</th><th>advisory</th><th>passed</th><th>skipped</th>
+<th>wall time</th></tr>{% for c in columns %}<tr><td>{% if c.link %}<a href="{{ c.link }}">{{ c.label }}</a>{% else %}
+{{ c.label }}{% endif %}</td><td class="{{ c.verdict }}">{{ c.verdict }}</td><td class="n">{{ c.must }}</td>
+<td class="n">{{ c.should }}</td><td class="n">{{ c.advisory }}</td><td class="n">{{ c.passed }}</td>
+<td class="n">{{ c.skipped }}</td><td class="n">{{ '%.1f' % c.seconds }} s</td></tr>{% endfor %}</table>
+<p>Legend: {{ legend }}</p>
+<h2>Differences ({{ differ|length }} rules)</h2>{% if differ %}<table><tr><th>rule</th><th>level</th>
+{% for c in columns %}<th>{{ c.label }}</th>{% endfor %}</tr>{% for rule, cells in differ %}<tr>
+<td>{{ rule.id }} {{ rule.title }}</td><td>{{ rule.level }}</td>{% for x in cells %}<td class="{{ x or '' }}">
+{{ mark[x] }}</td>{% endfor %}</tr>{% endfor %}</table>{% else %}<p>The servers agree on every rule.</p>{% endif %}
+<h2>Every rule</h2><table>
+<tr><th>rule</th><th>level</th>{% for c in columns %}<th>{{ c.label }}</th>{% endfor %}</tr>
+{% for category, rows in groups %}<tr><th class="cat" colspan="{{ columns|length + 2 }}">{{ category }}</th></tr>
 {% for rule, cells in rows %}<tr><td>{{ rule.id }} {{ rule.title }}</td><td>{{ rule.level }}</td>
-{% for c in cells %}<td class="{{ c or '' }}">{{ mark[c] }}</td>{% endfor %}</tr>{% endfor %}{% endfor %}
+{% for x in cells %}<td class="{{ x or '' }}">{{ mark[x] }}</td>{% endfor %}</tr>{% endfor %}{% endfor %}
 </table></body></html>
 """

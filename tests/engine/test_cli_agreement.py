@@ -105,3 +105,18 @@ def test_a_rule_no_exchange_shows_is_listed_as_skipped(ref_server: ServerProcess
     assert [line.split() for line in proc.stdout.splitlines() if line.startswith("total")][0][-1] == "1"
     names = {s["name"] for s in doc["scenarios"]}
     assert "error-malformed-json" in names and "tools-auto" not in names  # only what the errors rules need
+
+
+def test_reports_group_failures_by_rule(must_fault_server: ServerProcess, tmp_path: Path) -> None:
+    scenarios = ["stream-plain", "stream-usage", "stream-long", "max-tokens", "reasoning"]
+    proc = run(must_fault_server, tmp_path, *[a for s in scenarios for a in ("--scenario", s)])
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert md.count("### CHK-009 ") == 1 and "and 2 more" in md
+    assert "- Source: " in md and "Response: status 200; content-type: text/event-stream" in md
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert html.count("<b>CHK-009</b>") == 1 and "and 2 more" in html
+    assert "and 2 more" in proc.stdout  # the terminal groups them too
+    doc = results(tmp_path)
+    failed = [c for c in doc["checks"] if c["rule"] == "CHK-009" and c["outcome"] == "failed"]
+    assert len(failed) == 5 and all(c["findings"] and c["evidence"]["status"] == 200 for c in failed)

@@ -84,7 +84,7 @@ def test_hostile_server_gets_a_finding(hostile: Callable[[Callable[[socket.socke
     with httpx.Client() as client:
         ex = record(client, base, Request(body={"model": "m", "messages": [], "stream": True}), limits)
     assert time.monotonic() - start < 10
-    assert ex.observations["aborted"] == aborted
+    assert ex.observations.aborted == aborted
     failed = {v.rule.id for v in evaluate(analyze(ex)) if v.outcome == "failed"}
     assert rule in failed
 
@@ -95,4 +95,4 @@ def test_unreachable_port_is_recorded_not_raised() -> None:
         port = sock.getsockname()[1]
     with httpx.Client() as client:
         ex = record(client, f"http://127.0.0.1:{port}", Request(method="GET", path="/v1/models"), Limits(connect=1))
-    assert ex.status is None and ex.observations["aborted"] == "connect error"
+    assert ex.status is None and ex.observations.aborted == "connect error"

@@ -1,0 +1,90 @@
+"""What the live suite observed around an exchange, as typed fields (not a dict of strings).
+
+``to_json``/``from_json`` give the form fixtures and the wire log store; a key that is absent
+stays ``None``, so "not observed" and "observed: no answer" remain different (``Followup``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Followup:
+    """A plain request sent right after the exchange: its status (None: no answer)."""
+
+    status: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Disconnect:
+    """What the disconnect scenario measured after the suite left a stream."""
+
+    baseline_ttfb_s: float | None = None
+    running_after: int | None = None  # the server's running generations after the disconnect
+    signal: str | None = None  # where running_after was read
+    cancelled_delta: int | None = None
+    followup_ttfb_s: float | None = None
+    other_stream_done: bool | None = None  # another client's stream completed (None: not observed)
+
+
+@dataclass(frozen=True, slots=True)
+class CapabilityShown:
+    """An expected capability, as its probe scenario showed it."""
+
+    name: str
+    supported: bool
+    source: str = "probed"
+    evidence: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Observations:
+    aborted: str | None = None  # why the suite stopped reading: a timeout, a cap, a transport error
+    error: str | None = None  # the transport error's text
+    elapsed_s: float | None = None
+    disconnected_after_events: int | None = None  # the suite left the stream on purpose
+    followup: Followup | None = None  # a liveness request after an error scenario
+    liveness: Followup | None = None  # the fuzzer's liveness request after a generated one
+    unknown_field: str | None = None  # the misspelled field an error scenario sent
+    headers_unknown: bool = False  # an offline capture without its header block
+    disconnect: Disconnect | None = None
+    capability: CapabilityShown | None = None
+
+    def with_(self, **changes: Any) -> Observations:
+        return replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None or value is False:
+                continue
+            if f.name in ("followup", "liveness"):
+                out[f"{f.name}_status"] = value.status
+            elif f.name in ("disconnect", "capability"):
+                out[f.name] = {k: v for k, v in asdict(value).items() if v is not None}
+            else:
+                out[f.name] = value
+        return out
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any] | None) -> Observations:
+        doc = doc or {}
+        known = {"aborted", "error", "elapsed_s", "disconnected_after_events", "followup_status", "liveness_status",
+                 "unknown_field", "headers_unknown", "disconnect", "capability"}
+        unknown = sorted(set(doc) - known)
+        if unknown:
+            raise ValueError(f"unknown observation {unknown[0]!r}")
+        disconnect = doc.get("disconnect")
+        capability = doc.get("capability")
+        return cls(
+            aborted=doc.get("aborted"), error=doc.get("error"), elapsed_s=doc.get("elapsed_s"),
+            disconnected_after_events=doc.get("disconnected_after_events"),
+            followup=Followup(doc["followup_status"]) if "followup_status" in doc else None,
+            liveness=Followup(doc["liveness_status"]) if "liveness_status" in doc else None,
+            unknown_field=doc.get("unknown_field"), headers_unknown=bool(doc.get("headers_unknown")),
+            disconnect=Disconnect(**disconnect) if isinstance(disconnect, dict) else None,
+            capability=CapabilityShown(**capability) if isinstance(capability, dict) else None,
+        )
