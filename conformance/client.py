@@ -1,19 +1,30 @@
-"""The only I/O of the suite: send one request with httpx, record the exchange exactly.
+"""The only I/O of the suite: send one request on a fresh connection, record the exchange exactly.
 
-Every request has limits per phase (connect, between reads, total) and a byte cap: an endless,
-stalled or giant response ends as an ``Exchange`` whose ``observations.aborted`` says why,
-never as a hang or an exception.
+Every request runs under the same ``Limits`` (derived from ``--timeout``): connect, first byte,
+between reads, and a total deadline that holds across every phase (a server that trickles its
+status line one byte at a time still ends at the deadline), plus a cap on the raw wire bytes and
+on the decoded body. ``Content-Encoding`` is undone here, incrementally, with the output bounded:
+a decompression bomb is a finding, never an allocation. An endless, stalled, giant or hostile
+response ends as an ``Exchange`` whose ``observations.aborted`` says why, never as a hang or an
+exception.
+
+Each request has a connection of its own (HTTP/1.1 through h11, or HTTP/1.0 written by hand), so a
+connection the server reset after one answer never turns into a verdict about the next request.
 """
 
 from __future__ import annotations
 
 import json
+import socket
+import ssl
 import threading
 import time
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
-import httpx
+import h11
 
 from conformance.exchange import Exchange
 from conformance.model import Intent
@@ -21,22 +32,22 @@ from conformance.model.observations import Observations
 from conformance.wire.errors import WireError
 from conformance.wire.sse import SSEDecoder
 
-DEFAULT_MAX_BYTES = 32 * 1024 * 1024
+DEFAULT_MAX_BYTES = 8 * 1024 * 1024
+MAX_HEADER_BYTES = 64 * 1024
+READ_SIZE = 65536
+SEND_SIZE = 65536
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Time limits in seconds and a byte cap for one response."""
+    """Time limits in seconds and byte caps for one exchange."""
 
     connect: float = 5.0
     first_byte: float = 60.0
     idle: float = 30.0
     total: float = 120.0
-    max_bytes: int = DEFAULT_MAX_BYTES
-
-    def timeout(self) -> httpx.Timeout:
-        return httpx.Timeout(connect=self.connect, read=max(self.first_byte, self.idle), write=self.idle,
-                             pool=self.connect)
+    max_bytes: int = DEFAULT_MAX_BYTES  # raw bytes on the wire, and the decoded body, each
+    max_header_bytes: int = MAX_HEADER_BYTES
 
 
 @dataclass
@@ -79,70 +90,266 @@ def join_url(base_url: str, path: str) -> str:
     return base_url.rstrip("/") + path
 
 
-def record(client: httpx.Client, base_url: str, req: Request, limits: Limits | None = None,
-           api_key: str | None = None) -> Exchange:
-    """Send ``req`` and record the exchange; never raises for what the server does."""
+class _Abort(Exception):
+    """Stop reading: the reason goes into ``observations.aborted``."""
+
+    def __init__(self, reason: str, error: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.error = error
+
+
+class Decoder:
+    """Undoes a ``Content-Encoding`` list (``gzip``, ``deflate``, ``identity``, in any stack) piece
+    by piece, never producing more than the cap allows; an encoding it does not know is kept as is."""
+
+    def __init__(self, content_encoding: str | None, cap: int) -> None:
+        names = [n.strip().lower() for n in (content_encoding or "").split(",") if n.strip()]
+        self.unknown = [n for n in names if n not in ("gzip", "x-gzip", "deflate", "identity")]
+        self.stages = [] if self.unknown else [
+            zlib.decompressobj(16 + zlib.MAX_WBITS if n in ("gzip", "x-gzip") else zlib.MAX_WBITS)
+            for n in reversed(names) if n != "identity"]
+        self.cap = cap
+        self.produced = 0
+
+    def feed(self, data: bytes) -> bytes:
+        for stage in self.stages:
+            room = self.cap - self.produced
+            try:
+                data = stage.decompress(data, room + 1)
+            except zlib.error as exc:
+                raise _Abort("decode error", f"content-encoding: {exc}") from None
+            if len(data) > room or stage.unconsumed_tail:
+                raise _Abort("decompression cap", f"the body inflates beyond {self.cap} bytes")
+        self.produced += len(data)
+        return data
+
+
+@dataclass
+class _Reading:
+    """What a response read has gathered so far (kept on an abort too)."""
+
+    status: int | None = None
+    version: str = "HTTP/1.1"
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytearray = field(default_factory=bytearray)
+    arrivals: list[tuple[float, int]] = field(default_factory=list)
+    raw: int = 0
+    obs: dict[str, Any] = field(default_factory=dict)
+
+
+class _Clock:
+    def __init__(self, limits: Limits) -> None:
+        self.start = time.monotonic()
+        self.limits = limits
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+    def budget(self, phase: float, phase_name: str) -> tuple[float, str]:
+        """The wait allowed now: the phase's own limit or what is left of the total, whichever is less."""
+        left = self.limits.total - self.elapsed()
+        if left <= 0:
+            raise _Abort("total timeout")
+        return (phase, phase_name) if phase <= left else (left, "total timeout")
+
+
+def _connect(base_url: str, limits: Limits, clock: _Clock) -> tuple[socket.socket, str]:
+    parts = urlsplit(base_url)
+    host = parts.hostname or "127.0.0.1"
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    wait, _ = clock.budget(limits.connect, "connect timeout")
+    try:
+        sock = socket.create_connection((host, port), timeout=wait)
+        if parts.scheme == "https":
+            sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+    except (OSError, ssl.SSLError) as exc:
+        raise _Abort("connect error", str(exc)[:200]) from None
+    authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    return sock, authority
+
+
+def _send_all(sock: socket.socket, data: bytes, limits: Limits, clock: _Clock) -> bool:
+    """Send within the limits; False when the server stopped reading (it may have answered already)."""
+    for at in range(0, len(data), SEND_SIZE):
+        wait, name = clock.budget(limits.idle, "idle timeout")
+        sock.settimeout(wait)
+        try:
+            sock.sendall(data[at:at + SEND_SIZE])
+        except TimeoutError:
+            raise _Abort(name if name == "total timeout" else "send timeout") from None
+        except OSError:
+            return False
+    return True
+
+
+def _recv(sock: socket.socket, got: _Reading, limits: Limits, clock: _Clock) -> bytes:
+    first = got.raw == 0
+    wait, name = clock.budget(limits.first_byte if first else limits.idle,
+                              "first-byte timeout" if first else "idle timeout")
+    sock.settimeout(max(wait, 0.001))
+    try:
+        data = sock.recv(READ_SIZE)
+    except TimeoutError:
+        raise _Abort(name) from None
+    except OSError as exc:
+        raise _Abort("transport error", f"{type(exc).__name__}: {exc}"[:200]) from None
+    got.raw += len(data)
+    if got.raw > limits.max_bytes + limits.max_header_bytes:
+        raise _Abort("byte cap")
+    return data
+
+
+class _Watch:
+    """The SSE events a scenario waits for (the first one, or N before it leaves the stream)."""
+
+    def __init__(self, req: Request) -> None:
+        self.req = req
+        self.decoder = SSEDecoder() if req.stop_after_events is not None or req.first_event is not None else None
+        self.seen = 0
+
+    def feed(self, piece: bytes, limits: Limits) -> bool:
+        """True when the scenario has seen what it came for and leaves the stream."""
+        if self.decoder is None:
+            return False
+        try:
+            self.seen += len(self.decoder.feed(piece))
+        except WireError:  # a giant line: the checks report it from the body
+            raise _Abort("line cap") from None
+        req = self.req
+        if self.seen and req.first_event is not None:
+            req.first_event.set()
+        if req.stop_after_events is not None and self.seen >= req.stop_after_events:
+            if req.arrived is not None and req.hold is not None:
+                req.arrived.release()
+                req.hold.wait(limits.idle)
+            return True
+        return False
+
+
+def _body_piece(got: _Reading, decoder: Decoder, watch: _Watch, piece: bytes, clock: _Clock, limits: Limits) -> bool:
+    data = decoder.feed(piece)
+    got.body += data
+    got.arrivals.append((round(clock.elapsed(), 4), len(got.body)))
+    if len(got.body) > limits.max_bytes:
+        raise _Abort("byte cap")
+    if watch.feed(data, limits):
+        got.obs["disconnected_after_events"] = watch.seen
+        return True
+    return False
+
+
+def _exchange_http11(sock: socket.socket, authority: str, target: str, req: Request, headers: dict[str, str],
+                     limits: Limits, clock: _Clock, got: _Reading) -> None:
+    conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=limits.max_header_bytes)
+    content = req.encoded()
+    head = [("Host", authority), *headers.items()]
+    if content is not None and not any(k.lower() == "content-length" for k in headers):
+        head.append(("Content-Length", str(len(content))))
+    out = conn.send(h11.Request(method=req.method, target=target, headers=head)) or b""
+    if content:
+        out += conn.send(h11.Data(data=content)) or b""
+    out += conn.send(h11.EndOfMessage()) or b""
+    _send_all(sock, out, limits, clock)
+    watch = _Watch(req)
+    decoder: Decoder | None = None
+    while True:
+        try:
+            event = conn.next_event()
+        except h11.RemoteProtocolError as exc:
+            raise _Abort("protocol error", str(exc)[:200]) from None
+        if event is h11.NEED_DATA:
+            conn.receive_data(_recv(sock, got, limits, clock))
+            continue
+        if isinstance(event, h11.InformationalResponse):
+            continue
+        if isinstance(event, h11.Response):
+            got.status = event.status_code
+            got.version = f"HTTP/{event.http_version.decode()}"
+            got.headers = tuple((k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in event.headers)
+            decoder = Decoder(_header(got.headers, "content-encoding"), limits.max_bytes)
+            if decoder.unknown:
+                got.obs["error"] = f"content-encoding {', '.join(decoder.unknown)} kept undecoded"
+        elif isinstance(event, h11.Data) and decoder is not None:
+            if _body_piece(got, decoder, watch, bytes(event.data), clock, limits):
+                return
+        elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
+            if req.first_event is not None:
+                req.first_event.set()
+            return
+
+
+def _header(headers: tuple[tuple[str, str], ...], name: str) -> str | None:
+    return next((v for k, v in headers if k == name), None)
+
+
+def record(base_url: str, req: Request, limits: Limits | None = None, api_key: str | None = None) -> Exchange:
+    """Send ``req`` on a fresh connection and record the exchange; never raises for what the server does."""
     limits = limits or Limits()
     headers = request_headers(req, api_key)
-    content = req.encoded()
-    observations: dict[str, Any] = {}  # built here, typed once at the end
-    arrivals: list[tuple[float, int]] = []
-    body = bytearray()
-    status: int | None = None
-    resp_headers: tuple[tuple[str, str], ...] = ()
-    version = "HTTP/1.1"
-    start = time.monotonic()
+    clock = _Clock(limits)
+    got = _Reading()
+    prefix = urlsplit(base_url).path.rstrip("/")
+    sock: socket.socket | None = None
     try:
-        with client.stream(req.method, join_url(base_url, req.path), content=content, headers=headers,
-                           timeout=limits.timeout()) as response:
-            status = response.status_code
-            resp_headers = tuple((k.decode("latin-1").lower(), v.decode("latin-1"))
-                                 for k, v in response.headers.raw)
-            version = response.http_version
-            observations.update(_read_body(response, body, arrivals, start, limits, req))
-    except httpx.ConnectError as exc:
-        observations["aborted"] = "connect error"
-        observations["error"] = str(exc)[:200]
-    except httpx.TimeoutException as exc:
-        observations["aborted"] = "first-byte timeout" if status is None else "idle timeout"
-        observations["error"] = type(exc).__name__
-    except httpx.HTTPError as exc:
-        observations["aborted"] = "transport error"
-        observations["error"] = f"{type(exc).__name__}: {exc}"[:200]
-    observations["elapsed_s"] = round(time.monotonic() - start, 4)
+        sock, authority = _connect(base_url, limits, clock)
+        _exchange_http11(sock, authority, prefix + req.path, req, headers, limits, clock, got)
+    except _Abort as stop:
+        got.obs["aborted"] = stop.reason
+        if stop.error:
+            got.obs["error"] = stop.error
+    finally:
+        if req.first_event is not None:
+            req.first_event.set()
+        if sock is not None:
+            sock.close()
+    got.obs["elapsed_s"] = round(clock.elapsed(), 4)
     return Exchange(
-        request=req.body, body=bytes(body), status=status, headers=resp_headers,
-        method=req.method, path=req.path, request_headers=tuple((k.lower(), v) for k, v in headers.items()),
-        http_version=version, arrivals=tuple(arrivals), intent=req.intent, scenario=req.scenario,
-        observations=Observations.from_json(observations),
+        request=req.body, body=bytes(got.body), status=got.status, headers=got.headers, method=req.method,
+        path=req.path, request_headers=tuple((k.lower(), v) for k, v in headers.items()), http_version=got.version,
+        arrivals=tuple(got.arrivals), intent=req.intent, scenario=req.scenario,
+        observations=Observations.from_json(got.obs),
     )
 
 
-def _read_body(response: httpx.Response, body: bytearray, arrivals: list[tuple[float, int]], start: float,
-               limits: Limits, req: Request) -> dict[str, Any]:
-    watch = req.stop_after_events is not None or req.first_event is not None
-    events = SSEDecoder() if watch else None
-    seen = 0
-    for piece in response.iter_bytes():
-        body += piece
-        now = time.monotonic() - start
-        arrivals.append((round(now, 4), len(body)))
-        if len(body) > limits.max_bytes:
-            return {"aborted": "byte cap"}
-        if now > limits.total:
-            return {"aborted": "total timeout"}
-        if events is not None:
-            try:
-                seen += len(events.feed(piece))
-            except WireError:  # a giant line: the checks report it from the body
-                return {"aborted": "line cap"}
-            if seen and req.first_event is not None:
-                req.first_event.set()
-            if req.stop_after_events is not None and seen >= req.stop_after_events:
-                if req.arrived is not None and req.hold is not None:
-                    req.arrived.release()
-                    req.hold.wait(limits.idle)
-                return {"disconnected_after_events": seen}
-    if req.first_event is not None:
-        req.first_event.set()
-    return {}
+def record_http10(base_url: str, req: Request, limits: Limits, api_key: str | None = None) -> Exchange:
+    """One request over HTTP/1.0, read until the server closes, under the same limits and caps."""
+    clock = _Clock(limits)
+    got = _Reading(version="HTTP/1.0")
+    raw = bytearray()
+    body = req.encoded() or b""
+    prefix = urlsplit(base_url).path.rstrip("/")
+    sock: socket.socket | None = None
+    try:
+        sock, authority = _connect(base_url, limits, clock)
+        head = [f"{req.method} {prefix}{req.path} HTTP/1.0", f"Host: {authority}",
+                *(f"{k}: {v}" for k, v in request_headers(req, api_key).items()), f"Content-Length: {len(body)}"]
+        _send_all(sock, ("\r\n".join(head) + "\r\n\r\n").encode() + body, limits, clock)
+        while chunk := _recv(sock, got, limits, clock):
+            raw += chunk
+            got.arrivals.append((round(clock.elapsed(), 4), len(raw)))
+    except _Abort as stop:
+        got.obs["aborted"] = stop.reason
+        if stop.error:
+            got.obs["error"] = stop.error
+    finally:
+        if sock is not None:
+            sock.close()
+    return _parse_http10(bytes(raw), req, got, api_key)
+
+
+def _parse_http10(raw: bytes, req: Request, got: _Reading, api_key: str | None) -> Exchange:
+    from conformance.inspect import InputError, parse_header_block, split_curl_i
+
+    try:
+        header_text, body = split_curl_i(raw) if raw.startswith(b"HTTP/") else (None, raw)
+    except InputError:
+        header_text, body = None, raw
+    status, version, headers = parse_header_block(header_text) if header_text else (None, "HTTP/1.0", [])
+    offset = len(raw) - len(body)
+    sent = tuple((k.lower(), v) for k, v in request_headers(req, api_key).items())
+    return Exchange(request=req.body, body=body, status=status, headers=tuple(headers), method=req.method,
+                    path=req.path, request_headers=sent, http_version=version, request_http_version="HTTP/1.0",
+                    scenario=req.scenario, intent=req.intent,
+                    arrivals=tuple((t, n - offset) for t, n in got.arrivals if n > offset),
+                    observations=Observations.from_json(got.obs))

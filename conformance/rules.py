@@ -75,6 +75,9 @@ RULES: tuple[Rule, ...] = (
        WHATWG),
     _r("TRN-013", "transport", "must", "both", "X-Request-ID is echoed when the server is expected to (capability request-id)",
        f"{AFM} headers"),
+    _r("TRN-014", "transport", "must", "both", "Every request gets an HTTP response (a status line), also bad input",
+       f"RFC 9110 §3.4 (a server responds to a request with a response); {WIRE} §5 (errors are statuses); "
+       f"{STRICT} (bad input gets a 4xx envelope)"),
     # framing
     _r("SSE-001", "framing", "must", "stream", "The event stream is valid UTF-8", f"{WHATWG}; {WIRE} §3.1", "B8"),
     _r("SSE-002", "framing", "must", "stream", "The stream ends with a data: [DONE] event",

@@ -2,7 +2,7 @@
 
 Each scenario names its category (for selection and the report), the capability it needs (if
 any), what it expects (``intent``) and how to build its request. Special scenarios (disconnects,
-the cancel endpoint, HTTP/1.0, follow-up requests) are run by ``conformance.runner``.
+the cancel endpoint, HTTP/1.0, follow-up requests) are run by ``conformance.engine.runner``.
 """
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.client import Request
+from conformance.model.capabilities import CAPABILITIES, CAPABILITY_SCENARIOS
+
+__all__ = ["BY_NAME", "CAPABILITIES", "CAPABILITY_SCENARIOS", "SCENARIOS", "Context", "Scenario", "chat"]
 from conformance.model import Intent
 
 HELLO = [{"role": "user", "content": "Say hello in one short sentence."}]
@@ -178,4 +181,3 @@ def _scenarios() -> list[Scenario]:
 
 SCENARIOS: tuple[Scenario, ...] = tuple(_scenarios())
 BY_NAME = {sc.name: sc for sc in SCENARIOS}
-CAPABILITIES = ("tools", "reasoning", "structured", "usage", "ollama", "cancel-endpoint", "request-id")

@@ -25,7 +25,7 @@ MAX_WORKERS = 64
 
 def profile_names() -> tuple[str, ...]:
     """The closed set of dialect profiles."""
-    from conformance.exchange import PROFILES
+    from conformance.model.profiles import PROFILES
 
     return tuple(PROFILES)
 

@@ -33,6 +33,16 @@ CASES = [
     ("unknown-rule", ["--base-url", "http://127.0.0.1:1", "--rule", "XYZ-999"], "unknown rule"),
     ("unknown-capability", ["--base-url", "http://127.0.0.1:1", "--expect", "teleport"], "unknown capability"),
     ("missing-baseline", ["--base-url", "http://127.0.0.1:1", "--baseline", "/no/such.json"], "does not exist"),
+    ("empty-url", ["--base-url", ""], "the base URL is empty"),
+    ("bad-ipv6", ["--base-url", "http://[::1/v1"], "Invalid IPv6 URL"),
+    ("port-not-a-number", ["--base-url", "http://127.0.0.1:abc/v1"], "not a valid URL"),
+    ("port-out-of-range", ["--base-url", "http://127.0.0.1:99999/v1"], "Port out of range"),
+    ("timeout-nan", ["--base-url", "http://127.0.0.1:1", "--timeout", "nan"], "finite number of seconds"),
+    ("workers-zero", ["--base-url", "http://127.0.0.1:1", "--workers", "0"], "between 1 and 64"),
+    ("fuzz-rule", ["--base-url", "http://127.0.0.1:1", "--rule", "FUZ-001"], "run `conformance fuzz`"),
+    ("unknown-scenario", ["--base-url", "http://127.0.0.1:1", "--scenario", "nope"], "unknown scenario 'nope'"),
+    ("unwritable-report-dir", ["--base-url", "http://127.0.0.1:1", "--report-dir", "/proc/conformance"],
+     "cannot write reports"),
 ]
 
 
@@ -41,6 +51,29 @@ def test_usage_errors_exit_2_with_one_sentence(args: list[str], message: str) ->
     proc = conformance("run", *args)
     assert proc.returncode == 2
     assert message in proc.stderr and "Traceback" not in proc.stderr + proc.stdout
+    assert proc.stderr.count("conformance:") == 1 and proc.stdout == ""  # once, before any request
+
+
+def test_a_baseline_of_the_wrong_shape_is_refused_before_the_run(tmp_path: Path) -> None:
+    baseline = tmp_path / "known.json"
+    baseline.write_text('{"known": []}')
+    proc = conformance("run", "--base-url", "http://127.0.0.1:1", "--baseline", str(baseline))
+    assert proc.returncode == 2 and "no known_failures list" in proc.stderr and proc.stdout == ""
+
+
+def test_help_names_exit_codes_and_environment() -> None:
+    top = conformance("--help")
+    run_help = conformance("run", "--help")
+    assert "Exit codes: 0 pass" in top.stdout and "Exit codes: 0 pass" in run_help.stdout
+    assert "CONFORMANCE_" in run_help.stdout and "OPENAI_API_KEY" in run_help.stdout
+
+
+def test_scenarios_lists_every_scenario() -> None:
+    from conformance.scenarios import SCENARIOS
+
+    proc = conformance("scenarios", "--format", "json")
+    assert proc.returncode == 0
+    assert [s["name"] for s in json.loads(proc.stdout)] == [sc.name for sc in SCENARIOS]
 
 
 def test_unreachable_target_exits_3(tmp_path: Path) -> None:
@@ -103,3 +136,10 @@ def test_compare_refuses_a_non_results_file(tmp_path: Path) -> None:
     (tmp_path / "x.json").write_text("[]")
     proc = conformance("report", "compare", str(tmp_path / "x.json"), "--out", str(tmp_path))
     assert proc.returncode == 2 and "not a results.json" in proc.stderr
+
+
+def test_baseline_refuses_results_of_the_wrong_shape(tmp_path: Path) -> None:
+    (tmp_path / "r.json").write_text(json.dumps({"checks": [{"rule": 1}]}))
+    proc = conformance("baseline", str(tmp_path / "r.json"))
+    assert proc.returncode == 2 and "is not a results.json of this version" in proc.stderr
+    assert "Traceback" not in proc.stderr

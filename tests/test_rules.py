@@ -74,3 +74,13 @@ def test_markdown_table_lists_every_rule() -> None:
 def test_docs_table_is_current() -> None:
     docs = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
     assert docs.read_text(encoding="utf-8") == rulebook.markdown() + "\n", "run: conformance rules --format md > docs/rules.md"
+
+
+def test_every_profile_judges_every_fixture_without_a_check_error() -> None:
+    from conformance.model.profiles import ALLOWANCES, PROFILES
+
+    for profile in PROFILES.values():
+        assert set(profile.citations()) == profile.allows and all(ALLOWANCES[a] for a in profile.allows)
+        for fx in load_all():
+            errors = [v.rule.id for v in evaluate(analyze(fx.exchange, profile)) if v.outcome == "error"]
+            assert errors == [], (profile.name, fx.name, errors)

@@ -50,7 +50,7 @@ class Verdict:
     """The outcome of one rule on one exchange."""
 
     rule: Rule
-    outcome: str  # passed | failed | not_applicable | error
+    outcome: str  # passed | failed | skipped (not judged, with the reason) | not_applicable | error
     findings: tuple[Finding, ...] = ()
     message: str = ""
 
@@ -129,6 +129,7 @@ def evaluate(a: Analysis, rule_ids: Iterable[str] | None = None) -> list[Verdict
         for item in results:
             if item.rule in ids:
                 found.setdefault(item.rule, []).append(item)
+    unanswered = _unanswered(a)
     verdicts = []
     for rule in RULES:
         if wanted is not None and rule.id not in wanted:
@@ -137,11 +138,24 @@ def evaluate(a: Analysis, rule_ids: Iterable[str] | None = None) -> list[Verdict
             verdicts.append(Verdict(rule, "error", message=errors[rule.id]))
         elif rule.id in found:
             verdicts.append(Verdict(rule, "failed", tuple(found[rule.id])))
+        elif rule.id in applicable and unanswered and rule.id not in ANSWERLESS_RULES:
+            verdicts.append(Verdict(rule, "skipped", message=unanswered))  # never passed without a response
         elif rule.id in applicable:
             verdicts.append(Verdict(rule, "passed"))
         else:
             verdicts.append(Verdict(rule, "not_applicable"))
     return verdicts
+
+
+ANSWERLESS_RULES = frozenset({"TRN-014", "TRN-010", "TRN-011", "FUZ-004", "FUZ-006"})  # they judge the absence
+
+
+def _unanswered(a: Analysis) -> str:
+    """Why the exchange cannot pass rules that need a response ("" when it has one)."""
+    ex = a.exchange
+    if ex.status is not None or ex.observations.headers_unknown:
+        return ""
+    return f"not judged: no HTTP response ({ex.observations.aborted or 'the connection ended'})"
 
 
 def findings_of(verdicts: Iterable[Verdict]) -> list[Finding]:

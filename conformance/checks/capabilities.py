@@ -6,11 +6,7 @@ from collections.abc import Iterator
 
 from conformance.checks import Finding, check, finding
 from conformance.exchange import Analysis
-
-CAPABILITY_RULES = {
-    "request-id": "TRN-013", "tools": "TOOL-018", "reasoning": "RSN-008", "structured": "STR-006",
-    "usage": "USG-011", "ollama": "OLL-010", "cancel-endpoint": "CAN-006",
-}
+from conformance.model.capabilities import CAPABILITY_RULES
 
 
 def _register(name: str, rule_id: str) -> None:

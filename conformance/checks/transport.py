@@ -79,6 +79,15 @@ def http10_framing(a: Analysis) -> Iterator[Finding]:
                       "no Transfer-Encoding; a close-delimited or Content-Length body")
 
 
+@check("TRN-014", when=(lambda a: not a.exchange.observations.headers_unknown,))
+def answered(a: Analysis) -> Iterator[Finding]:
+    obs = a.exchange.observations
+    if a.exchange.status is None:
+        why = obs.aborted or "the connection ended"
+        yield finding(a, "TRN-014", f"no HTTP response ({why}{': ' + obs.error if obs.error else ''})",
+                      "a status line and headers, for bad input a 4xx", offset=0 if a.exchange.body else None)
+
+
 @check("TRN-010", "TRN-011")
 def limits(a: Analysis) -> Iterator[Finding]:
     aborted = a.exchange.observations.aborted

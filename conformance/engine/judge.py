@@ -16,14 +16,9 @@ from conformance.model import Outcome as Verdict
 from conformance.model.observations import CapabilityShown
 from conformance.results import CheckEntry, RunResult
 from conformance.rules import RULES, RULES_BY_ID
-from conformance.scenarios import SCENARIOS
+from conformance.scenarios import CAPABILITY_SCENARIOS, SCENARIOS
 from conformance.settings import Settings
 
-CAPABILITY_SCENARIOS = {
-    "tools": "tools-required", "reasoning": "reasoning", "structured": "json-schema-strict",
-    "usage": "stream-usage", "ollama": "ollama-tags", "cancel-endpoint": "cancel-unknown",
-    "request-id": "stream-plain",
-}
 BASE_SCENARIOS = frozenset({"stream-plain", "non-stream"})  # a plain stream and a plain JSON answer
 NO_SCENARIO = "—"
 

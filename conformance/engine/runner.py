@@ -10,25 +10,19 @@ is judged exactly as the live run was.
 from __future__ import annotations
 
 import json
-import socket
-import ssl
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import urlsplit
 
-import httpx
-
-from conformance.client import Limits, Request, record
+from conformance.client import Limits, Request, record, record_http10
 from conformance.engine import events as ev
 from conformance.errors import ConfigError, Unreachable
 from conformance.exchange import Exchange, analyze
-from conformance.inspect import InputError, parse_header_block, split_curl_i
 from conformance.model import Intent
-from conformance.model.observations import Disconnect, Followup, Observations
+from conformance.model.observations import Disconnect, Followup
 from conformance.repro import MAX_INLINE_BODY, scenario_script
 from conformance.scenarios import HELLO, LONG, Context, Scenario, chat
 from conformance.settings import Settings
@@ -58,20 +52,18 @@ class Runner:
         self.settings = settings
         self.base_url: str = settings.base_url
         self.emit: Emit = emit or (lambda _: None)
-        self.client = httpx.Client(limits=httpx.Limits(max_connections=max(8, settings.workers * 2)),
-                                   follow_redirects=False)
         self.model = settings.model or ""
         self.total = 0
         self.done = 0
         self._lock = threading.Lock()
 
     def close(self) -> None:
-        self.client.close()
+        """Nothing to release: every request has a connection of its own."""
 
     # -- requests --------------------------------------------------------------------------
 
     def send(self, req: Request, limits: Limits | None = None) -> Exchange:
-        return record(self.client, self.base_url, req, limits or self.settings.limits, self.settings.api_key)
+        return record(self.base_url, req, limits or self.settings.limits, self.settings.api_key)
 
     def discover(self) -> str:
         """The model to use: --model, else the first id GET /v1/models lists. Raises ``Unreachable``."""
@@ -162,10 +154,15 @@ class Runner:
         return [replace(ex, observations=ex.observations.with_(disconnect=Disconnect(**obs)))]
 
     def _generations(self) -> dict[str, Any] | None:
-        """The server's generation counters (the reference server's /health), if it exposes them."""
+        """The server's generation counters (the reference server's /health), if it exposes them; the
+        probe runs under the same limits as every request, with a short total and a small byte cap."""
+        probe = replace(self.settings.limits, total=min(2.0, self.settings.limits.total), max_bytes=64 * 1024)
+        ex = self.send(Request(method="GET", path="/health", scenario="disconnect/health"), probe)
+        if ex.status != 200 or ex.observations.aborted:
+            return None
         try:
-            counters = self.client.get(self.base_url + "/health", timeout=2.0).json()["generations"]
-        except (httpx.HTTPError, ValueError, KeyError, TypeError):
+            counters = json.loads(ex.body)["generations"]
+        except (ValueError, KeyError, TypeError):
             return None
         return counters if isinstance(counters, dict) else None
 
@@ -218,7 +215,7 @@ class Runner:
         return (refused or exchanges[:1])[:2]
 
     def _http10(self, req: Request) -> list[Exchange]:
-        return [http10(self.base_url, req, self.settings.limits, self.settings.api_key)]
+        return [record_http10(self.base_url, req, self.settings.limits, self.settings.api_key)]
 
     # -- the live phase ----------------------------------------------------------------
 
@@ -238,45 +235,3 @@ class Runner:
         outcomes += [self.run_scenario(sc) for sc in alone]
         outcomes += [self.run_scenario(sc) for sc in heavy]
         return outcomes
-
-
-def http10(base_url: str, req: Request, limits: Limits, api_key: str | None = None) -> Exchange:
-    """One request over HTTP/1.0 on a raw socket, read until the server closes (or the limits)."""
-    parts = urlsplit(base_url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    body = req.encoded() or b""
-    head = [f"{req.method} {parts.path}{req.path} HTTP/1.0", f"Host: {parts.hostname}:{port}",
-            "Content-Type: application/json", f"Content-Length: {len(body)}"]
-    if api_key:
-        head.append(f"Authorization: Bearer {api_key}")
-    raw = bytearray()
-    arrivals: list[tuple[float, int]] = []
-    obs: dict[str, Any] = {}
-    start = time.monotonic()
-    try:
-        with socket.create_connection((parts.hostname or "127.0.0.1", port), timeout=limits.connect) as sock:
-            conn: socket.socket = ssl.create_default_context().wrap_socket(sock, server_hostname=parts.hostname) \
-                if parts.scheme == "https" else sock
-            conn.settimeout(max(limits.first_byte, limits.idle))
-            conn.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + body)
-            while chunk := conn.recv(65536):
-                raw += chunk
-                arrivals.append((round(time.monotonic() - start, 4), len(raw)))
-                if len(raw) > limits.max_bytes or time.monotonic() - start > limits.total:
-                    obs["aborted"] = "byte cap" if len(raw) > limits.max_bytes else "total timeout"
-                    break
-    except (OSError, ssl.SSLError) as exc:
-        obs.setdefault("aborted", "idle timeout" if isinstance(exc, socket.timeout) else "transport error")
-        obs["error"] = str(exc)[:200]
-    try:
-        header_text, body_bytes = split_curl_i(bytes(raw)) if raw.startswith(b"HTTP/") else (None, bytes(raw))
-    except InputError:
-        header_text, body_bytes = None, bytes(raw)
-    status, version, headers = parse_header_block(header_text) if header_text else (None, "HTTP/1.0", [])
-    offset = len(raw) - len(body_bytes)
-    return Exchange(request=req.body, body=body_bytes, status=status, headers=tuple(headers), method=req.method,
-                    path=req.path, request_headers=(("content-type", "application/json"),), http_version=version,
-                    request_http_version="HTTP/1.0", scenario=req.scenario, intent=req.intent,
-                    arrivals=tuple((t, n - offset) for t, n in arrivals if n > offset),
-                    observations=Observations.from_json(obs))
-

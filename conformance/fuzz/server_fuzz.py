@@ -23,7 +23,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import httpx
 from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
 from hypothesis import seed as hypothesis_seed
 
@@ -121,7 +120,7 @@ class ServerFuzzer:
         return replace(ex, observations=ex.observations.with_(liveness=Followup(status)))
 
     def _liveness(self, limits: Limits) -> int | None:
-        """A plain request on a new connection (a pooled one may have been closed by the error);
+        """A plain request on a new connection (every request has its own);
         one retry half a second later, so that a connection race is not taken for a dead server."""
         from conformance.scenarios import HELLO, Context, chat
 
@@ -129,8 +128,7 @@ class ServerFuzzer:
         req.scenario = "fuzz-liveness"
         status = None
         for attempt in range(2):
-            with httpx.Client(limits=httpx.Limits(max_keepalive_connections=0)) as client:
-                status = record(client, self.runner.base_url, req, limits, self.runner.settings.api_key).status
+            status = record(self.runner.base_url, req, limits, self.runner.settings.api_key).status
             if status == 200:
                 return status
             if attempt == 0:

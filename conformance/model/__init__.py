@@ -9,73 +9,51 @@ from __future__ import annotations
 from enum import Enum
 
 
-class Level(str, Enum):
+class _Ranked(str, Enum):
+    """A ``str`` enum ordered by the position of its members (first is lowest)."""
+
+    @property
+    def rank(self) -> int:
+        return list(type(self)).index(self)
+
+    def _cmp(self, other: object) -> int:
+        if not isinstance(other, type(self)):
+            raise TypeError(f"cannot order {type(self).__name__} against {type(other).__name__}")
+        return self.rank - other.rank
+
+    def __lt__(self, other: object) -> bool:
+        return self._cmp(other) < 0
+
+    def __le__(self, other: object) -> bool:
+        return self._cmp(other) <= 0
+
+    def __gt__(self, other: object) -> bool:
+        return self._cmp(other) > 0
+
+    def __ge__(self, other: object) -> bool:
+        return self._cmp(other) >= 0
+
+    __hash__ = str.__hash__
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Level(_Ranked):
     """How much a rule matters: a must failure fails a run, a should failure with --strict."""
 
     ADVISORY = "advisory"
     SHOULD = "should"
     MUST = "must"
 
-    @property
-    def rank(self) -> int:
-        return list(Level).index(self)
 
-    def _cmp(self, other: object) -> int:
-        if not isinstance(other, Level):
-            raise TypeError("cannot order Level against {type(other).__name__}")
-        return self.rank - other.rank
-
-    def __lt__(self, other: object) -> bool:
-        return self._cmp(other) < 0
-
-    def __le__(self, other: object) -> bool:
-        return self._cmp(other) <= 0
-
-    def __gt__(self, other: object) -> bool:
-        return self._cmp(other) > 0
-
-    def __ge__(self, other: object) -> bool:
-        return self._cmp(other) >= 0
-
-    __hash__ = str.__hash__
-
-    def __str__(self) -> str:
-        return self.value
-
-
-class Outcome(str, Enum):
+class Outcome(_Ranked):
     """A rule's verdict on one scenario, from best to worst."""
 
     PASSED = "passed"
     SKIPPED = "skipped"
     FAILED = "failed"
     ERROR = "error"
-
-    @property
-    def rank(self) -> int:
-        return list(Outcome).index(self)
-
-    def _cmp(self, other: object) -> int:
-        if not isinstance(other, Outcome):
-            raise TypeError("cannot order Outcome against {type(other).__name__}")
-        return self.rank - other.rank
-
-    def __lt__(self, other: object) -> bool:
-        return self._cmp(other) < 0
-
-    def __le__(self, other: object) -> bool:
-        return self._cmp(other) <= 0
-
-    def __gt__(self, other: object) -> bool:
-        return self._cmp(other) > 0
-
-    def __ge__(self, other: object) -> bool:
-        return self._cmp(other) >= 0
-
-    __hash__ = str.__hash__
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def gating_levels(strict: bool) -> tuple[Level, ...]:

@@ -7,7 +7,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-import httpx
 import pytest
 
 from conformance.checks import evaluate
@@ -81,8 +80,7 @@ def test_hostile_server_gets_a_finding(hostile: Callable[[Callable[[socket.socke
                                        rule: str) -> None:
     base = hostile(behaviour)
     start = time.monotonic()
-    with httpx.Client() as client:
-        ex = record(client, base, Request(body={"model": "m", "messages": [], "stream": True}), limits)
+    ex = record(base, Request(body={"model": "m", "messages": [], "stream": True}), limits)
     assert time.monotonic() - start < 10
     assert ex.observations.aborted == aborted
     failed = {v.rule.id for v in evaluate(analyze(ex)) if v.outcome == "failed"}
@@ -93,6 +91,5 @@ def test_unreachable_port_is_recorded_not_raised() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    with httpx.Client() as client:
-        ex = record(client, f"http://127.0.0.1:{port}", Request(method="GET", path="/v1/models"), Limits(connect=1))
+    ex = record(f"http://127.0.0.1:{port}", Request(method="GET", path="/v1/models"), Limits(connect=1))
     assert ex.status is None and ex.observations.aborted == "connect error"

@@ -1,0 +1,29 @@
+"""The one capability table: each feature a server may lack, the scenario that probes it, and the
+rule that fails when the user expects it (``--expect``). Everything else derives from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Capability:
+    """A feature a server may lack: the scenario that probes it and the rule that fails when --expect names it."""
+
+    name: str
+    probe: str
+    rule: str
+
+
+CAPABILITY_TABLE: tuple[Capability, ...] = (
+    Capability("tools", "tools-required", "TOOL-018"),
+    Capability("reasoning", "reasoning", "RSN-008"),
+    Capability("structured", "json-schema-strict", "STR-006"),
+    Capability("usage", "stream-usage", "USG-011"),
+    Capability("ollama", "ollama-tags", "OLL-010"),
+    Capability("cancel-endpoint", "cancel-unknown", "CAN-006"),
+    Capability("request-id", "stream-plain", "TRN-013"),
+)
+CAPABILITIES = tuple(c.name for c in CAPABILITY_TABLE)
+CAPABILITY_SCENARIOS = {c.name: c.probe for c in CAPABILITY_TABLE}
+CAPABILITY_RULES = {c.name: c.rule for c in CAPABILITY_TABLE}
