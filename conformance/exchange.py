@@ -89,6 +89,7 @@ class Analysis:
     payloads: list[Payload] = field(default_factory=list)
     assembled: Assembled = field(default_factory=Assembled)
     wire_error: WireError | None = None
+    judged_bytes: int | None = None  # set when only this many bytes of the body were judged (the caps below)
 
     @property
     def request(self) -> dict[str, Any]:
@@ -148,6 +149,22 @@ def detect_format(exchange: Exchange) -> str:
     return "text"
 
 
+MAX_JUDGED_EVENTS = 20_000  # an SSE body is judged on its first 20,000 events (the suite's answers have < 200)
+MAX_JUDGED_BYTES = 2 * 1024 * 1024  # other bodies on their first 2 MiB
+SLICE = 64 * 1024
+
+
+def _slices(body: bytes, cuts: list[int] | None) -> Iterator[bytes]:
+    """The body in the given pieces, or in 64 KiB slices (so a cap on events can stop early)."""
+    if cuts:
+        yield from pieces(body, cuts)
+        return
+    for at in range(0, len(body), SLICE):
+        yield body[at:at + SLICE]
+    if not body:
+        yield b""
+
+
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while one whole body is decoded, then restore it.
@@ -174,15 +191,22 @@ def analyze(exchange: Exchange, profile: str | Profile = "openai",
     fmt = detect_format(exchange)
     analysis = Analysis(exchange, prof, fmt)
     protocol = protocol_of(exchange.endpoint)
+    body = exchange.body
     try:
         if fmt == "sse" and protocol in ("chat", None):  # an event stream off the chat route is judged as chat
             with gc_paused():
-                decoded = decode_and_assemble(pieces(exchange.body, cuts))
+                decoded = decode_and_assemble(_slices(body, cuts), max_events=MAX_JUDGED_EVENTS)
             analysis.events, analysis.stats, analysis.payloads, analysis.assembled = decoded
+            if analysis.stats.total_bytes < len(body):
+                analysis.judged_bytes = analysis.stats.total_bytes
         elif fmt == "sse":
-            analysis.events, analysis.stats = decode_sse(exchange.body, cuts)
+            analysis.events, analysis.stats = decode_sse(body[:MAX_JUDGED_BYTES], cuts)
+            analysis.judged_bytes = MAX_JUDGED_BYTES if len(body) > MAX_JUDGED_BYTES else None
         elif fmt == "ndjson":
-            analysis.lines, analysis.ndjson = decode_ndjson(exchange.body, cuts)
+            if len(body) > MAX_JUDGED_BYTES:
+                body = body[: body.rfind(b"\n", 0, MAX_JUDGED_BYTES) + 1]
+                analysis.judged_bytes = len(body)
+            analysis.lines, analysis.ndjson = decode_ndjson(body, cuts)
         elif fmt == "json":
             analysis.json_body = json.loads(exchange.body.decode("utf-8"))
             if protocol == "chat":

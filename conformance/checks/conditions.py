@@ -114,7 +114,8 @@ def requested_n(a: Analysis) -> int:
 def complete(a: Analysis) -> bool:
     """The client read the response to its end (it did not disconnect or give up)."""
     obs = a.exchange.observations
-    return obs.disconnect is None and obs.aborted is None and obs.disconnected_after_events is None
+    return (obs.disconnect is None and obs.aborted is None and obs.disconnected_after_events is None
+            and a.judged_bytes is None)
 
 
 def headers_known(a: Analysis) -> bool:

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 from conformance.checks import Finding, check, finding
 from conformance.checks.conditions import chat_ok, chat_sse, headers_known
-from conformance.exchange import Analysis
+from conformance.exchange import MAX_JUDGED_BYTES, MAX_JUDGED_EVENTS, Analysis
 
 ABORTS_TIME = ("first-byte timeout", "idle timeout", "total timeout")
-ABORTS_SIZE = ("byte cap", "line cap")
+ABORTS_SIZE = ("byte cap", "line cap", "decompression cap", "header cap")
 
 
 @check("TRN-001", when=(chat_ok, headers_known))
@@ -94,6 +94,10 @@ def limits(a: Analysis) -> Iterator[Finding]:
     if aborted in ABORTS_TIME:
         yield finding(a, "TRN-010", f"the response was abandoned: {aborted}",
                       "a complete response within the time limits", offset=len(a.exchange.body) or None)
+    if a.judged_bytes is not None:
+        yield finding(a, "TRN-011", f"a body of {len(a.exchange.body)} bytes, judged on its first {a.judged_bytes}",
+                      f"a body within what the suite judges ({MAX_JUDGED_EVENTS} events, "
+                      f"{MAX_JUDGED_BYTES} bytes)", offset=a.judged_bytes)
     if aborted in ABORTS_SIZE or a.wire_error is not None:
         what = aborted or (a.wire_error.message if a.wire_error else "")
         offset = a.wire_error.offset if a.wire_error else None

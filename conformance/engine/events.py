@@ -20,6 +20,7 @@ class RunStarted:
     profile: str
     scenarios: tuple[str, ...]
     reference: bool  # the bundled reference server was started for this run
+    bound_s: float = 0.0  # the run ends within this many seconds, whatever the server does (engine.bounds)
 
 
 @dataclass(frozen=True, slots=True)

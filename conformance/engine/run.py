@@ -21,6 +21,7 @@ from typing import Any
 from conformance import __version__
 from conformance.engine import events as ev
 from conformance.engine import wirelog
+from conformance.engine.bounds import worst_case_seconds
 from conformance.engine.judge import judge_run, scenarios_for
 from conformance.engine.runner import Outcome, Runner
 from conformance.results import RunResult
@@ -65,7 +66,8 @@ def _run_live(settings: Settings, reference: bool) -> Iterator[ev.Event]:
     def live() -> None:
         try:
             runner.discover()
-            events.put(ev.RunStarted(runner.base_url, runner.model, settings.profile, tuple(names), reference))
+            bound = worst_case_seconds(settings.limits, settings.workers, names)
+            events.put(ev.RunStarted(runner.base_url, runner.model, settings.profile, tuple(names), reference, bound))
             box.append(runner.record_all([BY_NAME[n] for n in names]))
             events.put(_DONE)
         except BaseException as exc:  # re-raised in the consumer's thread, with its traceback

@@ -206,8 +206,11 @@ class Runner:
 
         with ThreadPoolExecutor(max_workers=BURST) as pool:
             futures = [pool.submit(one, i) for i in range(BURST)]
+            deadline = time.monotonic() + self.settings.limits.first_byte  # one wait for all, not one each
             for _ in range(BURST):  # every request is answered and every stream held, then all let go
-                arrived.acquire(timeout=self.settings.limits.first_byte)
+                left = deadline - time.monotonic()
+                if left <= 0 or not arrived.acquire(timeout=left):
+                    break
             release.set()
             exchanges = [f.result() for f in futures]
         refused = [ex for ex in exchanges if ex.status == 429]

@@ -95,8 +95,9 @@ class LiveProgress:
         elif isinstance(event, ev.RunStarted):
             self.total = len(event.scenarios)
             origin = " (bundled reference server)" if event.reference else ""
+            bound = f" (ends within {event.bound_s:.0f} s)" if event.bound_s else ""
             self.line(f"chat-conformance: {event.base_url}{origin}, model {event.model}, profile {event.profile}, "
-                      f"{self.total} scenarios", "bold")
+                      f"{self.total} scenarios{bound}", "bold")
         elif isinstance(event, ev.ScenarioStarted) and self.verbose:
             self.line(f"  …       {event.category:12} {event.name} started", "dim")
         elif isinstance(event, ev.ScenarioFinished):

@@ -353,8 +353,11 @@ def assemble_body(body: Any) -> Assembled:
     return result
 
 
-def decode_and_assemble(pieces: Iterable[bytes]) -> tuple[list[SSEEvent], SSEStats, list[Payload], Assembled]:
-    """Decode an SSE body delivered in pieces and assemble it: the whole wire layer in one call."""
+def decode_and_assemble(pieces: Iterable[bytes], max_events: int | None = None,
+                        ) -> tuple[list[SSEEvent], SSEStats, list[Payload], Assembled]:
+    """Decode an SSE body delivered in pieces and assemble it: the whole wire layer in one call.
+    With ``max_events``, feeding stops at the first piece that passes it (``stats.total_bytes`` says
+    how far it got), so judging a hostile body costs a bounded amount of time and memory."""
     decoder = SSEDecoder()
     assembler = Assembler()
     events: list[SSEEvent] = []
@@ -362,6 +365,8 @@ def decode_and_assemble(pieces: Iterable[bytes]) -> tuple[list[SSEEvent], SSESta
         batch = decoder.feed(piece)
         events += batch
         assembler.feed_events(batch)
+        if max_events is not None and len(events) > max_events:
+            return events, decoder.stats, assembler.payloads, assembler.close()
     batch = decoder.close()
     events += batch
     assembler.feed_events(batch)

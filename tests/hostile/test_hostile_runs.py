@@ -1,0 +1,98 @@
+"""Each hostile server driven through `conformance run`: the expected finding, the exit code, no
+traceback, and the run ends within the documented bound, in a process whose memory is capped."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance.engine.bounds import worst_case_seconds
+from conformance.engine.judge import scenarios_for
+from conformance.settings import derive_limits
+from tests.hostile.servers import SERVERS, HostileServer, bomb
+
+MEMORY_CAP = 3 * 1024**3  # address space of the suite's process: a regression fails here, not on the machine
+TIMEOUT = 2.0
+
+
+def _cap_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+
+def run(server: HostileServer, out: Path, *extra: str, env: dict[str, str] | None = None,
+        ) -> tuple[subprocess.CompletedProcess[str], float]:
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "conformance", "run", "--base-url", server.base_url, "--model", "m",
+                           "--timeout", str(TIMEOUT), "--report-dir", str(out), *extra],
+                          capture_output=True, text=True, timeout=600, check=False, preexec_fn=_cap_memory,
+                          env={**os.environ, **(env or {})})
+    return proc, time.monotonic() - start
+
+
+def failed_rules(out: Path) -> set[str]:
+    doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    return {r["rule"] for r in doc["rules"] if r["outcome"] == "failed"}
+
+
+def bound(*scenarios: str, workers: int = 4) -> float:
+    names = list(scenarios) or scenarios_for(None)
+    return worst_case_seconds(derive_limits(TIMEOUT), workers, names)
+
+
+SUBSET = ("stream-plain", "non-stream", "error-malformed-json")
+CASES = [  # server, scenarios (none: all), rules that must fail
+    ("endless", (), {"TRN-011"}),
+    ("giant-line", (), {"TRN-011"}),
+    ("slowloris", SUBSET, {"TRN-010", "TRN-014"}),
+    ("reset", SUBSET, {"TRN-014"}),
+    ("silent", SUBSET, {"TRN-010", "TRN-014"}),
+    ("gzip-bomb", SUBSET, {"TRN-011"}),
+    ("double-gzip-bomb", SUBSET, {"TRN-011"}),
+    ("huge-headers", SUBSET, {"TRN-011", "TRN-014"}),
+    ("drop-on-bad-input", ("stream-plain", "error-malformed-json", "error-wrong-content-type"), {"TRN-014"}),
+]
+
+
+@pytest.mark.parametrize(("name", "scenarios", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_hostile_server_gets_a_finding_within_the_bound(name: str, scenarios: tuple[str, ...], expected: set[str],
+                                                         tmp_path: Path) -> None:
+    if "gzip" in name:
+        bomb(name.count("gzip") + name.count("double"))  # made before the clock starts
+    with HostileServer(SERVERS[name]) as server:
+        proc, seconds = run(server, tmp_path, *[a for s in scenarios for a in ("--scenario", s)])
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr[-2000:]
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert expected <= failed_rules(tmp_path), (failed_rules(tmp_path), proc.stdout[-1500:])
+    assert seconds < bound(*scenarios), (seconds, bound(*scenarios))
+
+
+def test_dribbling_health_does_not_hold_the_run(tmp_path: Path) -> None:
+    with HostileServer(SERVERS["dribbling-health"]) as server:
+        proc, seconds = run(server, tmp_path, "--scenario", "disconnect")
+    assert "Traceback" not in proc.stderr and proc.returncode in (0, 1), proc.stderr[-2000:]
+    assert "disconnect" in proc.stdout and seconds < bound("disconnect"), (seconds, proc.stdout)
+
+
+@pytest.mark.parametrize("how", ["flag", "env"])
+def test_an_echoed_key_is_written_nowhere(how: str, tmp_path: Path) -> None:
+    key = "sk-hostile-echo-0123456789"
+    extra = ["--api-key", key] if how == "flag" else []
+    env = {"OPENAI_API_KEY": key} if how == "env" else {}
+    with HostileServer(SERVERS["echo-key"]) as server:
+        proc, _ = run(server, tmp_path, *extra, *[a for s in (*SUBSET, "models") for a in ("--scenario", s)],
+                      env=env)
+    assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert key not in proc.stdout + proc.stderr
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(files) > 8  # the reports and the wire log
+    for path in files:
+        assert key.encode() not in path.read_bytes(), path
+    bodies = b"".join(p.read_bytes() for p in (tmp_path / "wire").glob("*.body"))
+    assert b"You sent Bearer " + b"*" * len(key) in bodies  # the echo is there, masked, with its offsets
