@@ -7,12 +7,13 @@ from pathlib import Path
 
 
 def serve(model_dir: Path | None = None, host: str = "127.0.0.1", port: int = 8080, max_context: int = 4096,
-          queue_limit: int = 4, api_key: str | None = None, fault: str | None = None) -> None:
+          queue_limit: int = 4, api_key: str | None = None, fault: str | None = None,
+          request_timeout: float = 10.0, max_connections: int = 256) -> None:
     """Load the model, then serve until interrupted."""
     from reference_server.app import run_server
 
     run_server(model_dir=model_dir, host=host, port=port, max_context=max_context, queue_limit=queue_limit,
-               api_key=api_key, fault=fault)
+               api_key=api_key, fault=fault, request_timeout=request_timeout, max_connections=max_connections)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,14 +26,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-context", type=int, default=4096)
     parser.add_argument("--queue-limit", type=int, default=4)
     parser.add_argument("--api-key")
+    parser.add_argument("--request-timeout", type=float, default=10.0,
+                        help="seconds a client has to send a whole request head, and its body (default 10)")
+    parser.add_argument("--max-connections", type=int, default=256,
+                        help="connections served at once; more get 503 (default 256)")
     parser.add_argument("--fault", help=argparse.SUPPRESS)  # self-test only: one deliberate defect
     args = parser.parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        parser.error(f"--port {args.port} is not a port (0 to 65535)")
+    if args.model is not None and not (args.model / "config.json").is_file():
+        parser.error(f"--model {str(args.model)!r} is not a model folder (no config.json)")
     if args.fault is not None:
         from reference_server.fault_catalog import BY_NAME
 
         if args.fault not in BY_NAME:
             parser.error(f"unknown fault {args.fault!r}")
-    serve(args.model, args.host, args.port, args.max_context, args.queue_limit, args.api_key, args.fault)
+    try:
+        serve(args.model, args.host, args.port, args.max_context, args.queue_limit, args.api_key, args.fault,
+              args.request_timeout, args.max_connections)
+    except OSError as exc:
+        print(f"python -m reference_server: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 2
     return 0
 
 

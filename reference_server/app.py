@@ -29,33 +29,82 @@ from reference_server.protocol import APIError, ChatRequest, parse_chat
 MAX_BODY = 8 * 1024 * 1024
 SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+MAX_NESTING = 64  # arrays and objects; a deeper body is refused before anything reads it
+
+
+def nesting(value: Any) -> int:
+    """How deep arrays and objects nest in a parsed JSON value (iteratively: no recursion to exhaust)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def error_response(exc: APIError, headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse(exc.body(), status_code=exc.status, headers={**(headers or {}), **exc.headers})
 
 
+REQUEST_TIMEOUT = 10.0  # seconds for a whole request head, and again for its body
+
+
+def bounded_h11(timeout: float) -> type:
+    """uvicorn's h11 protocol, closing a connection whose request head has not arrived within ``timeout``."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class BoundedH11(H11Protocol):
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._head_timer = self.loop.call_later(timeout, self._head_expired)
+
+        def _head_expired(self) -> None:
+            if self.cycle is None and not self.transport.is_closing():
+                self.transport.close()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._head_timer.cancel()
+            super().connection_lost(exc)
+
+    return BoundedH11
+
+
+async def _read_body(request: Request) -> bytearray:
+    body = bytearray()
+    async for piece in request.stream():
+        body += piece
+        if len(body) > MAX_BODY:
+            raise APIError(413, f"the body is over {MAX_BODY} bytes", "request_too_large")
+    return body
+
+
 async def read_json(request: Request) -> Any:
-    """The body as JSON: 415 for another media type, 413 past the limit, 400 for malformed JSON."""
+    """The body as JSON: 415 for another media type, 413 past the limit, 408 when it does not arrive in
+    time, 400 for malformed or too deeply nested JSON."""
     ctype = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
     if ctype != "application/json":
         raise APIError(415, f"Content-Type must be application/json, not {ctype!r}", "unsupported_media_type")
     length = request.headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > MAX_BODY:
         raise APIError(413, f"the body is over {MAX_BODY} bytes", "request_too_large")
-    body = bytearray()
-    async for piece in request.stream():
-        body += piece
-        if len(body) > MAX_BODY:
-            raise APIError(413, f"the body is over {MAX_BODY} bytes", "request_too_large")
+    try:
+        body = await asyncio.wait_for(_read_body(request), REQUEST_TIMEOUT)
+    except asyncio.TimeoutError:
+        raise APIError(408, f"the body did not arrive within {REQUEST_TIMEOUT:g} s", "request_timeout") from None
     try:
         text = body.decode("utf-8")  # strict: json.loads(bytes) would let encoded surrogates through
     except UnicodeDecodeError as exc:
         raise APIError(400, f"the body is not valid UTF-8: {exc}", "invalid_json") from None
     try:
         value = json.loads(text)
+    except RecursionError:  # the C decoder refuses depth past the interpreter's limit
+        raise APIError(400, f"the body nests deeper than {MAX_NESTING} levels", "invalid_value") from None
     except ValueError as exc:
         raise APIError(400, f"the body is not valid JSON: {exc}", "invalid_json") from None
+    depth = nesting(value)
+    if depth > MAX_NESTING:
+        raise APIError(400, f"the body nests {depth} levels deep; at most {MAX_NESTING} are taken", "invalid_value")
     if SURROGATE_ESCAPE.search(text):  # an escaped pair is text; a lone surrogate is not
         try:
             json.dumps(value, ensure_ascii=False).encode("utf-8")
@@ -133,7 +182,10 @@ class Server:
         if req.stream:
             return StreamingResponse(self.sse(job, req, meta), media_type="text/event-stream",
                                      headers={**SSE_HEADERS, **headers})
-        return JSONResponse(await self.complete(job, req, meta), headers=headers)
+        try:
+            return JSONResponse(await self.complete(job, req, meta), headers=headers)
+        except APIError as exc:
+            return error_response(exc, headers)
 
     async def chat_job(self, req: ChatRequest, request_id: str = "") -> Job | APIError:
         """Admit, render, check the context, build the grammar and submit; or the error to answer."""
@@ -225,9 +277,8 @@ class Server:
                     call = calls.setdefault(value.index, {"id": value.call_id, "type": "function",
                                                           "function": {"name": value.name, "arguments": ""}})
                     call["function"]["arguments"] += value.text
-            elif kind == "error":
-                raise_error = APIError(500, value, "generation_failed", type_="server_error")
-                return raise_error.body()
+            elif kind == "error":  # before any byte of the answer went out: a 5xx in the envelope
+                raise APIError(500, value, "generation_failed", type_="server_error")
             else:
                 finish = value
         message: dict[str, Any] = {"role": "assistant", "content": content if content or not calls else None}
@@ -239,6 +290,10 @@ class Server:
             {"index": 0, "message": message, "finish_reason": finish[0]}], "usage": usage(finish[2], finish[1])}
 
     async def cancel(self, request: Request) -> Response:
+        try:
+            self.check_key(request)  # without the key, nobody cancels another client's stream
+        except APIError as exc:
+            return error_response(exc)
         rid = request.path_params["request_id"]
         if self.engine.cancel(rid):
             return JSONResponse({"cancelled": True, "request_id": rid})
@@ -296,7 +351,8 @@ def build_app(engine: Engine, api_key: str | None = None) -> Starlette:
 
 
 def run_server(model_dir: Path | None, host: str, port: int, max_context: int, queue_limit: int,
-               api_key: str | None, fault: str | None = None) -> None:
+               api_key: str | None, fault: str | None = None, request_timeout: float = 10.0,
+               max_connections: int = 256) -> None:
     """Load the model, then open the port and print one ready line."""
     import uvicorn
 
@@ -315,11 +371,16 @@ def run_server(model_dir: Path | None, host: str, port: int, max_context: int, q
         from reference_server.faults import FaultLayer
 
         app = FaultLayer(app, chosen)
+    global REQUEST_TIMEOUT
+    REQUEST_TIMEOUT = request_timeout
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     # h11, not httptools: uvicorn's httptools protocol answers an HTTP/1.0 request with
     # Transfer-Encoding: chunked (DEVIATIONS A35), which the suite's TRN-008 catches.
-    config = uvicorn.Config(app, http="h11", log_level="warning", access_log=False, timeout_graceful_shutdown=2)
+    # A request head must arrive within the request timeout, idle keep-alive connections close after
+    # 5 s, and past max_connections a new one gets 503: slow or idle clients cannot exhaust the server.
+    config = uvicorn.Config(app, http=bounded_h11(request_timeout), log_level="warning", access_log=False,
+                            timeout_graceful_shutdown=2, timeout_keep_alive=5, limit_concurrency=max_connections)
     print(f"reference server ready: http://{host}:{sock.getsockname()[1]}/v1 (model {engine.model_id})", flush=True)
     uvicorn.Server(config).run(sockets=[sock])

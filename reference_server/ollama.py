@@ -31,6 +31,10 @@ def routes(server: Server) -> list[Route]:
         return await run(server, request, chat_shape=False)
 
     async def tags(request: Request) -> Response:
+        try:
+            server.check_key(request)
+        except APIError as exc:
+            return JSONResponse({"error": exc.message}, status_code=exc.status)
         return JSONResponse({"models": [{"name": server.engine.model_id, "model": server.engine.model_id,
                                          "modified_at": _now(), "size": 0, "details": {"format": "safetensors"}}]})
 
@@ -42,6 +46,7 @@ async def run(server: Server, request: Request, chat_shape: bool) -> Response:
     from reference_server.app import read_json
 
     try:
+        server.check_key(request)  # every generating route needs the key when one is set
         body = await read_json(request)
         if not isinstance(body, dict):
             raise APIError(400, "the body must be a JSON object", "invalid_type")

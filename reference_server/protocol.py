@@ -72,15 +72,30 @@ def _number(body: dict[str, Any], key: str, low: float, high: float, default: fl
     return float(value)
 
 
-def _integer(body: dict[str, Any], key: str, low: int) -> int | None:
+def _integer(body: dict[str, Any], key: str, low: int, high: int = 2**31 - 1) -> int | None:
+    """An integer field within the range the engine can run (refused up front, never a 200 with an error)."""
     value = body.get(key)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
         raise _bad(key, f"{key} must be an integer", "invalid_type")
-    if value < low:
-        raise _bad(key, f"{key} must be at least {low}")
+    if not low <= value <= high:
+        raise _bad(key, f"{key} must be between {low} and {high}")
     return value
+
+
+def _tool_calls(i: int, value: Any) -> None:
+    """An assistant turn's tool_calls, as seed 003 §2.2 shapes them: [{id, type, function: {name, arguments}}]."""
+    where = f"messages[{i}].tool_calls"
+    if not isinstance(value, list):
+        raise _bad(where, "tool_calls must be an array of calls", "invalid_type")
+    for call in value:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str) \
+                or not isinstance(function.get("arguments", ""), str):
+            raise _bad(where, "each tool call needs function: {name: string, arguments: string}", "invalid_type")
+        if not isinstance(call.get("id", ""), str):
+            raise _bad(where, "a tool call's id must be a string", "invalid_type")
 
 
 def _messages(value: Any) -> list[dict[str, Any]]:
@@ -91,6 +106,10 @@ def _messages(value: Any) -> list[dict[str, Any]]:
     for i, message in enumerate(value):
         if not isinstance(message, dict) or message.get("role") not in ROLES:
             raise _bad(f"messages[{i}]", f"messages[{i}] must be an object with a role in {sorted(ROLES)}")
+        if message.get("tool_calls") is not None:
+            _tool_calls(i, message["tool_calls"])
+        if message.get("role") == "tool" and not isinstance(message.get("tool_call_id", ""), str):
+            raise _bad(f"messages[{i}].tool_call_id", "tool_call_id must be a string", "invalid_type")
         content = message.get("content")
         if content is not None and not isinstance(content, (str, list)):
             raise _bad(f"messages[{i}].content", "content must be a string or an array of parts", "invalid_type")
@@ -143,7 +162,8 @@ def _tool_choice(value: Any, tools: list[dict[str, Any]]) -> Any:
         if value != "none" and not tools:
             raise _bad("tool_choice", f"tool_choice {value!r} needs tools")
         return value
-    name = value.get("function", {}).get("name") if isinstance(value, dict) else None
+    function = value.get("function") if isinstance(value, dict) else None
+    name = function.get("name") if isinstance(function, dict) else None
     if not isinstance(value, dict) or value.get("type") != "function" or not isinstance(name, str):
         raise _bad("tool_choice", "tool_choice must be auto, none, required or {type: function, function: {name}}")
     if name not in {t["function"]["name"] for t in tools}:
@@ -223,7 +243,7 @@ def parse_chat(body: Any, model_id: str) -> ChatRequest:
     return ChatRequest(
         model=model, messages=messages, stream=stream, include_usage=options.get("include_usage") is True,
         max_tokens=max_tokens, temperature=_number(body, "temperature", 0, 2, 1.0),
-        top_p=_number(body, "top_p", 0, 1, 1.0), top_k=_integer(body, "top_k", 0) or 0, seed=_integer(body, "seed", 0),
+        top_p=_number(body, "top_p", 0, 1, 1.0), top_k=_integer(body, "top_k", 0) or 0, seed=_integer(body, "seed", 0, 2**64 - 1),
         stop=_stop(body.get("stop")), tools=tools, tool_choice=_tool_choice(body.get("tool_choice"), tools),
         parallel_tool_calls=parallel, response_format=_response_format(body.get("response_format")),
         reasoning=effort is not None and effort != "none",
