@@ -7,6 +7,7 @@ Exit codes: 0 no must-level failure; 1 conformance failures; 2 usage or configur
 from __future__ import annotations
 
 import json
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -281,11 +282,12 @@ def selftest(defects: tuple[str, ...], report_dir: Path, as_markdown: bool, read
     if importlib.util.find_spec("reference_server.app") is None or importlib.util.find_spec("mlx_lm") is None:
         raise UsageFailure("the self-test needs the reference extra: pip install -e '.[reference]'")
     from conformance.selftest import Row, markdown, run_selftest
-    from reference_server.fault_catalog import BY_NAME
+    from reference_server.fault_catalog import DEFECTS, LEGAL
 
-    unknown = [d for d in defects if d not in BY_NAME and d != "reference"]
+    names = sorted(f.name for f in DEFECTS + LEGAL)
+    unknown = [d for d in defects if d not in names and d != "reference"]
     if unknown:
-        raise UsageFailure(f"unknown defect {unknown[0]!r}; choose from {', '.join(sorted(BY_NAME))}")
+        raise UsageFailure(f"unknown defect {unknown[0]!r}; choose from {', '.join(names)}")
 
     def line(row: Row) -> None:
         kind = "legal " if row.legal else "defect"
@@ -335,7 +337,7 @@ CHUNKING = click.Choice(["whole", "bytes", "random", "adversarial"])
 
 
 @cli.command()
-@click.option("--port", type=int, default=0, help="Port on 127.0.0.1 (default: a free one).")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, help="Port on 127.0.0.1 (default: a free one).")
 @click.option("--fixtures", "pattern", default=DEFAULT_REPLAY, show_default=True,
               help="Fixture sidecars to serve, a glob under fixtures/.")
 @click.option("--chunking", type=CHUNKING, default="adversarial", show_default=True)
@@ -379,8 +381,12 @@ def fuzz_client(pattern: str, chunkings: tuple[str, ...], seed: int, examples: i
     usage, error, and optionally complete: false for an answer it knows is partial). Ready adapters:
     python -m conformance.fuzz.adapters.openai_sdk and python -m conformance.fuzz.adapters.httpx_sse_min.
     """
+    import shutil
+
     from conformance.fuzz.client_fuzz import run_client
 
+    if shutil.which(command[0]) is None:
+        raise UsageFailure(f"the client command {command[0]!r} is not found")
     results = run_client(list(command), _replay_fixtures(pattern), list(chunkings) or
                          ["whole", "bytes", "random", "adversarial"], seed, timeout=timeout, keepalive=keepalive,
                          examples=examples)
@@ -470,7 +476,7 @@ def fuzz(base_url: str | None, model: str | None, api_key: str | None, max_examp
 @cli.command("serve-reference")
 @click.option("--model", "model_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", type=int, default=8080, show_default=True)
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
 @click.option("--max-context", type=int, default=4096, show_default=True)
 @click.option("--queue-limit", type=int, default=4, show_default=True)
 @click.option("--api-key", help="Require Authorization: Bearer KEY.")
@@ -483,6 +489,13 @@ def serve_reference(model_dir: Path | None, host: str, port: int, max_context: i
         raise UsageFailure("the reference server needs its extra: pip install -e '.[reference]'")
     from reference_server.__main__ import serve
 
+    if model_dir is not None and not (model_dir / "config.json").is_file():
+        raise UsageFailure(f"--model {str(model_dir)!r} is not a model folder (no config.json)")
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.bind((host, port))
+    except OSError as exc:
+        raise UsageFailure(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     serve(model_dir=model_dir, host=host, port=port, max_context=max_context, queue_limit=queue_limit,
           api_key=api_key)
 

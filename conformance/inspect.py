@@ -71,11 +71,30 @@ def split_curl_i(data: bytes) -> tuple[str | None, bytes]:
     return blocks[-1], rest
 
 
-def _read(path: Path, what: str) -> bytes:
+MAX_CAPTURE = 64 * 1024 * 1024  # a capture is read whole; past this it is refused, not allocated
+
+
+def _read(path: Path, what: str, limit: int = MAX_CAPTURE) -> bytes:
     try:
-        return path.read_bytes()
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
     except OSError as exc:
         raise InputError(f"cannot read the {what} file {str(path)!r}: {exc.strerror or exc}") from exc
+    if len(data) > limit:
+        raise InputError(f"the {what} file {str(path)!r} is over {limit // (1024 * 1024)} MiB; inspect judges "
+                         f"captures up to that size (cut it with head -c)")
+    return data
+
+
+def check_header_block(text: str) -> None:
+    """Refuse a --headers file that is no ``curl -si`` header block, in one sentence."""
+    lines = [line for line in text.replace("\r\n", "\n").split("\n") if line.strip()]
+    if not lines or not lines[0].startswith("HTTP/") or len(lines[0].split()) < 2 \
+            or not lines[0].split()[1].isdigit():
+        raise InputError("the headers file does not start with a status line such as 'HTTP/1.1 200 OK'")
+    bad = next((line for line in lines[1:] if ":" not in line and not line.startswith("HTTP/")), None)
+    if bad is not None:
+        raise InputError(f"the headers file has a line that is no header: {bad[:60]!r}")
 
 
 def _guess_path(body: bytes, fmt: str) -> str:
@@ -89,7 +108,8 @@ def build_exchange(stream: Path, request: Path | None = None, headers: Path | No
     """An ``Exchange`` from files on disk; raises ``InputError`` for anything unusable."""
     header_text, body = split_curl_i(_read(stream, "stream"))
     if headers is not None:
-        header_text = _read(headers, "headers").decode("latin-1")
+        header_text = _read(headers, "headers", 1024 * 1024).decode("latin-1")
+        check_header_block(header_text)
     req: Any = None
     if request is not None:
         try:

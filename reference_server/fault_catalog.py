@@ -430,4 +430,48 @@ LEGAL: list[Fault] = [
                                                                           if k != b"x-accel-buffering"]),
 ]
 
-BY_NAME: dict[str, Fault] = {f.name: f for f in DEFECTS + LEGAL}
+
+
+def _parsed(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _deep(raw: bytes) -> bool:
+    from reference_server.app import MAX_NESTING, nesting
+
+    value = _parsed(raw)
+    return value is None and raw.count(b"[") + raw.count(b"{") > MAX_NESTING or (
+        value is not None and nesting(value) > MAX_NESTING)
+
+
+def _history_wrong(raw: bytes) -> bool:
+    body = _parsed(raw)
+    messages = body.get("messages") if isinstance(body, dict) else None
+    return isinstance(messages, list) and any(
+        isinstance(m, dict) and "tool_calls" in m and not (
+            isinstance(m["tool_calls"], list) and all(isinstance(c, dict) and isinstance(c.get("function"), dict)
+                                                      for c in m["tool_calls"])) for m in messages)
+
+
+def _huge_int(raw: bytes) -> bool:
+    body = _parsed(raw)
+    return isinstance(body, dict) and any(isinstance(body.get(k), int) and not isinstance(body.get(k), bool)
+                                          and body[k] >= 2**63 for k in ("seed", "top_k"))
+
+
+TRACEBACK = b"Internal Server Error\n"
+# The classes the hardened reference server no longer has, put back one at a time for the fuzzer
+# (`conformance fuzz` judges them, `conformance run` does not send them): tests/fuzz shows each is found.
+FUZZ_FAULTS: list[Fault] = [
+    F("deep-nesting-500", ("FUZ-003",), "issue: 100,000 nested arrays", respond=lambda raw: (500, TRACEBACK)
+      if _deep(raw) else None),
+    F("history-type-500", ("FUZ-003",), "issue: tool_calls 'x' in the history",
+      respond=lambda raw: (500, TRACEBACK) if _history_wrong(raw) else None),
+    F("huge-int-error-200", ("FUZ-001",), "issue: seed 2**64 answered 200 with an error body",
+      respond=lambda raw: (200, b'{"error": {"message": "OverflowError"}}') if _huge_int(raw) else None),
+]
+
+BY_NAME: dict[str, Fault] = {f.name: f for f in DEFECTS + LEGAL + FUZZ_FAULTS}

@@ -40,6 +40,7 @@ class Fault:
     engine: dict[str, Any] = field(default_factory=dict)
     buffer: bool = False  # send the whole stream in one piece, at the end
     split_bytes: bool = False  # send every byte in its own write
+    respond: Callable[[bytes], tuple[int, bytes] | None] | None = None  # raw request body -> a canned answer
 
 
 def sse_frame(payload: bytes) -> bytes:
@@ -59,6 +60,15 @@ class FaultLayer:
         if scope["type"] != "http" or not any(path.startswith(p) for p in fault.paths):
             await self.app(scope, receive, send)
             return
+        if fault.respond is not None and scope["method"] == "POST":
+            raw, receive = await self._buffer_request(receive)
+            canned = fault.respond(raw)
+            if canned is not None:  # the old failure, put back: a plain-text answer instead of the real one
+                status, text = canned
+                await send({"type": "http.response.start", "status": status,
+                            "headers": [(b"content-type", b"text/plain; charset=utf-8")]})
+                await send({"type": "http.response.body", "body": text})
+                return
         if fault.request is not None and scope["method"] == "POST":
             receive = await self._rewrite_request(receive)
         state: State = {"events": 0, "kind": "", "held": [], "status": 200}
@@ -72,6 +82,25 @@ class FaultLayer:
                 await send(message)
 
         await self.app(scope, receive, patched)
+
+    async def _buffer_request(self, receive: Callable[[], Awaitable[Message]],
+                              ) -> tuple[bytes, Callable[[], Awaitable[Message]]]:
+        raw = b""
+        while True:
+            message = await receive()
+            raw += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": raw, "more_body": False}
+            return await receive()
+
+        return raw, replay
 
     async def _rewrite_request(self, receive: Callable[[], Awaitable[Message]]) -> Callable[[], Awaitable[Message]]:
         raw = b""

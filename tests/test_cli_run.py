@@ -80,6 +80,7 @@ def test_unreachable_target_exits_3(tmp_path: Path) -> None:
     proc = conformance("run", "--base-url", f"http://127.0.0.1:{free_port()}/v1", "--report-dir", str(tmp_path))
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "did not answer" in proc.stdout + proc.stderr and "Traceback" not in proc.stdout + proc.stderr
+    assert proc.stderr.count("did not answer") == 1  # printed once
 
 
 def result_with(*entries: tuple[str, str, str, str]) -> RunResult:
@@ -143,3 +144,38 @@ def test_baseline_refuses_results_of_the_wrong_shape(tmp_path: Path) -> None:
     proc = conformance("baseline", str(tmp_path / "r.json"))
     assert proc.returncode == 2 and "is not a results.json of this version" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+OTHER_CASES = [
+    ("replay-port", ["replay", "--port", "70000"], "70000 is not in the range"),
+    ("serve-reference-port", ["serve-reference", "--port", "70000"], "70000 is not in the range"),
+    ("serve-reference-no-model", ["serve-reference", "--model", "/tmp"], "is not a model folder"),
+    ("inspect-garbage-headers", ["inspect", "fixtures/conformant/disconnect-freed.sse", "--headers", "pyproject.toml"],
+     "does not start with a status line"),
+    ("fuzz-client-missing-command", ["fuzz-client", "--", "no-such-client-xyz"], "is not found"),
+    ("compare-unwritable-out", ["report", "compare", "reports/reference/results.json", "--out", "/proc/x"],
+     "cannot write reports"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), [c[1:] for c in OTHER_CASES], ids=[c[0] for c in OTHER_CASES])
+def test_other_commands_refuse_bad_input_in_one_sentence(args: list[str], message: str) -> None:
+    proc = conformance(*args)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_serve_reference_on_a_port_in_use_is_one_sentence() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        proc = conformance("serve-reference", "--port", str(taken.getsockname()[1]))
+    assert proc.returncode == 2 and "cannot listen on 127.0.0.1:" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_fuzz_client_survives_a_client_that_prints_non_utf8(tmp_path: Path) -> None:
+    client = tmp_path / "client.py"
+    client.write_text("import sys; sys.stdout.buffer.write(b'\\xff\\xfe not text\\n')")
+    proc = conformance("fuzz-client", "--fixtures", "conformant/disconnect-freed.json", "--chunking", "whole", "--",
+                       sys.executable, str(client))
+    assert proc.returncode == 1 and "not UTF-8" in proc.stdout and "Traceback" not in proc.stderr

@@ -72,13 +72,16 @@ class _Runner:
         self.server.fixture = fx
         env = {**os.environ, "OPENAI_BASE_URL": self.server.base_url, "OPENAI_API_KEY": "replay"}
         try:
-            proc = subprocess.run(self.command, env=env, capture_output=True, text=True, timeout=self.timeout,
+            proc = subprocess.run(self.command, env=env, capture_output=True, timeout=self.timeout,
                                   check=False, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             return None, [f"the client did not finish within {self.timeout:.0f} s"]
         except OSError as exc:
             return None, [f"the client could not start: {exc.strerror or exc}"]
-        lines = proc.stdout.strip().splitlines()
+        try:
+            lines = proc.stdout.decode("utf-8").strip().splitlines()
+        except UnicodeDecodeError:
+            return None, ["the client printed bytes that are not UTF-8"]
         try:
             got = json.loads(lines[-1]) if lines else None
         except ValueError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from hypothesis.errors import Flaky, Unsatisfiable
+from hypothesis.errors import Flaky, Unsatisfiable, UnsatisfiedAssumption
 
 if sys.version_info >= (3, 11):  # pragma: no cover - the builtin on 3.11+
     from builtins import BaseExceptionGroup
@@ -19,7 +19,8 @@ else:  # pragma: no cover
 
 
 def expected_end(exc: BaseException, expected: tuple[type[BaseException], ...]) -> bool:
-    """Whether ``exc`` is how a search ends by design (``expected``, Flaky, Unsatisfiable, or a group of them)."""
+    """Whether ``exc`` is how a search ends by design (``expected``, Flaky, Unsatisfiable, a rejected example,
+    or a group of them)."""
     if isinstance(exc, BaseExceptionGroup):
         return all(expected_end(inner, expected) for inner in exc.exceptions)
-    return isinstance(exc, (*expected, Flaky, Unsatisfiable))
+    return isinstance(exc, (*expected, Flaky, Unsatisfiable, UnsatisfiedAssumption))

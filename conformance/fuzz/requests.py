@@ -258,6 +258,33 @@ OUT_OF_RANGE: dict[str, list[Any]] = {
 }
 
 
+DEPTHS = (65, 400, 2_000, 100_000)
+HUGE_INTS = (2**31, 2**53 + 1, 2**63, 2**64, 10**30)
+_TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}
+NESTED_WRONG: dict[str, list[Any]] = {  # fields whose inside is wrongly typed (they are well typed on top)
+    "history tool_calls": ["x", 5, [{"function": 5}], [{"function": {"name": 5, "arguments": "{}"}}], ["call"]],
+    "tool_choice": [{"type": "function", "function": "f"}, {"type": "function", "function": {"name": 5}},
+                    {"type": "function", "function": []}],
+    "response_format": [{"type": "json_schema", "json_schema": "x"},
+                        {"type": "json_schema", "json_schema": {"name": "n", "schema": 5}},
+                        {"type": "json_schema", "json_schema": {"name": 5, "schema": {}}}],
+}
+
+
+def _deep_body(body: dict[str, Any], where: str, depth: int) -> bytes:
+    """The request as bytes with one value nested ``depth`` deep (built as text: no recursion here)."""
+    head = json.dumps({k: v for k, v in body.items() if k != "messages"})[:-1]
+    messages = json.dumps(body["messages"])
+    if where == "messages":
+        return (head + ', "messages": ' + "[" * depth + "]" * depth + "}").encode()
+    if where == "metadata":
+        return (head + ', "messages": ' + messages + ', "metadata": ' + '{"a": ' * depth + "1" + "}" * depth
+                + "}").encode()
+    schema = '{"type": "object", "properties": {"a": ' * depth + '{"type": "string"}' + "}}" * depth
+    tool = '{"type": "function", "function": {"name": "f", "parameters": ' + schema + "}}"
+    return (head + ', "messages": ' + messages + ', "tools": [' + tool + "]}").encode()
+
+
 @st.composite
 def invalid_cases(draw: st.DrawFn, model: str) -> FuzzCase:
     """A request a server must refuse with a 4xx and the JSON error envelope: one fault in a request
@@ -265,7 +292,21 @@ def invalid_cases(draw: st.DrawFn, model: str) -> FuzzCase:
     body = draw(st.one_of(st.builds(_base, st.just(model)), valid_bodies(model)))
     body["stream"] = draw(st.booleans())
     form = draw(st.sampled_from(["wrong-type", "out-of-range", "missing", "truncated", "not-an-object",
-                                 "garbage", "invalid-utf8", "content-type", "huge"]))
+                                 "garbage", "invalid-utf8", "content-type", "huge", "deep", "nested-wrong-type"]))
+    if form == "deep":
+        depth = draw(st.sampled_from(DEPTHS))
+        where = draw(st.sampled_from(["messages", "metadata", "a tool schema"]))
+        return FuzzCase("invalid", f"{where} nested {depth} deep", content=_deep_body(body, where, depth))
+    if form == "nested-wrong-type":
+        key = draw(st.sampled_from(sorted(NESTED_WRONG)))
+        value = draw(st.sampled_from(NESTED_WRONG[key]))
+        if key == "history tool_calls":
+            body["messages"] = [*body["messages"], {"role": "assistant", "content": None, "tool_calls": value}]
+        elif key == "tool_choice":
+            body.update(tools=[_TOOL], tool_choice=value)
+        else:
+            body["response_format"] = value
+        return FuzzCase("invalid", f"a wrongly typed {key} inside", body=body)
     if form == "wrong-type":
         key = draw(st.sampled_from(sorted(WRONG_TYPES)))
         body[key] = draw(st.sampled_from(WRONG_TYPES[key]))
@@ -307,7 +348,12 @@ def lenient_cases(draw: st.DrawFn, model: str) -> FuzzCase:
     """Input a server may take or refuse, but never with a 5xx or a broken stream."""
     body = draw(st.one_of(st.builds(_base, st.just(model)), valid_bodies(model)))
     body["stream"] = draw(st.booleans())
-    form = draw(st.sampled_from(["duplicate-key", "unknown-field", "no-model", "n", "null-fields", "surrogate"]))
+    form = draw(st.sampled_from(["duplicate-key", "unknown-field", "no-model", "n", "null-fields", "surrogate",
+                                 "huge-int"]))
+    if form == "huge-int":
+        key = draw(st.sampled_from(["seed", "top_k", "max_tokens"]))
+        body[key] = draw(st.sampled_from(HUGE_INTS))
+        return FuzzCase("lenient", f"{key} {body[key]}", body=body)
     if form == "duplicate-key":
         key = draw(st.sampled_from([k for k in ("model", "stream", "max_tokens", "messages") if k in body]))
         first = json.dumps(body[key])

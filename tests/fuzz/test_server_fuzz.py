@@ -52,12 +52,12 @@ def test_invalid_cases_are_invalid(case: FuzzCase) -> None:
     raw = case.wire()
     try:
         value = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return  # not UTF-8, or not JSON: invalid as bytes
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return  # not UTF-8, not JSON, or nested past any parser's depth: invalid as bytes
     if case.headers.get("Content-Type", "application/json") != "application/json" or len(raw) > HUGE_BYTES:
         return
     assert not isinstance(value, dict) or "messages" not in value or any(
-        key in case.label for key in ("wrong type", "out of range")), case.label
+        key in case.label for key in ("wrong type", "out of range", "nested", "wrongly typed")), case.label
 
 
 @given(cases("lenient", MODEL))
@@ -269,3 +269,16 @@ def test_a_long_failing_request_is_saved_for_its_reproducer(tmp_path: Path) -> N
     saved = tmp_path / "reproducers" / "FUZ-003-invalid.body"
     assert saved.read_bytes() == case.wire()
     assert entry.reproducer.endswith(f"--data-binary @{saved}") and "1 of 3 invalid requests" in entry.message
+
+
+@pytest.mark.parametrize(("fault", "kind", "rule"), [("deep-nesting-500", "invalid", "FUZ-003"),
+                                                      ("history-type-500", "invalid", "FUZ-003"),
+                                                      ("huge-int-error-200", "lenient", "FUZ-001")])
+def test_each_hardened_class_is_found_when_put_back(model_dir: Path, fault: str, kind: str, rule: str) -> None:
+    proc = reference(model_dir, "--fault", fault)  # the hardened server with that one class put back
+    try:
+        result, _ = fuzz(proc.base_url, max_examples=150, kinds=(kind,), max_shrinks=10)
+        failed = {c.rule for c in result.checks if c.outcome == "failed"}
+        assert rule in failed, [c.message for c in result.checks if c.outcome == "failed"]
+    finally:
+        proc.stop()
