@@ -350,6 +350,19 @@ def build_app(engine: Engine, api_key: str | None = None) -> Starlette:
     return Starlette(routes=routes)
 
 
+def _raise_file_limit(connections: int) -> None:
+    """Room for every connection it serves and the half-open ones its timeouts are closing."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = max(soft, min(hard if hard != resource.RLIM_INFINITY else 65536, 65536, 64 * connections))
+    if want > soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        except ValueError:  # not allowed here: serve with what there is
+            pass
+
+
 def run_server(model_dir: Path | None, host: str, port: int, max_context: int, queue_limit: int,
                api_key: str | None, fault: str | None = None, request_timeout: float = 10.0,
                max_connections: int = 256) -> None:
@@ -373,6 +386,7 @@ def run_server(model_dir: Path | None, host: str, port: int, max_context: int, q
         app = FaultLayer(app, chosen)
     global REQUEST_TIMEOUT
     REQUEST_TIMEOUT = request_timeout
+    _raise_file_limit(max_connections)
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))

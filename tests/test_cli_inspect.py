@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -86,3 +88,14 @@ def test_rules_formats() -> None:
     assert code == 0 and len(json.loads(out)) >= 90
     code, out, _ = run("rules", "--format", "md")
     assert code == 0 and out.startswith("# The rulebook")
+
+
+def test_a_capture_over_the_limit_is_refused_in_one_sentence(tmp_path: Path) -> None:
+    from conformance.inspect import MAX_CAPTURE
+
+    big = tmp_path / "big.sse"
+    with big.open("wb") as out:
+        out.truncate(MAX_CAPTURE + 1)
+    proc = subprocess.run([sys.executable, "-m", "conformance", "inspect", str(big)], capture_output=True, text=True,
+                          check=False, timeout=60)
+    assert proc.returncode == 2 and "is over 64 MiB" in proc.stderr and "Traceback" not in proc.stderr

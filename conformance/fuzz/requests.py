@@ -258,6 +258,9 @@ OUT_OF_RANGE: dict[str, list[Any]] = {
 }
 
 
+# the nested forms twice: they are where parsers and validators crash (each found a 5xx in the reference server)
+INVALID_FORMS = ("wrong-type", "out-of-range", "missing", "truncated", "not-an-object", "garbage", "invalid-utf8",
+                 "content-type", "huge", "deep", "deep", "nested-wrong-type", "nested-wrong-type")
 DEPTHS = (65, 400, 2_000, 100_000)
 HUGE_INTS = (2**31, 2**53 + 1, 2**63, 2**64, 10**30)
 _TOOL = {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}
@@ -291,8 +294,7 @@ def invalid_cases(draw: st.DrawFn, model: str) -> FuzzCase:
     that is otherwise the plain one or a generated valid one (shrinking goes to the plain one)."""
     body = draw(st.one_of(st.builds(_base, st.just(model)), valid_bodies(model)))
     body["stream"] = draw(st.booleans())
-    form = draw(st.sampled_from(["wrong-type", "out-of-range", "missing", "truncated", "not-an-object",
-                                 "garbage", "invalid-utf8", "content-type", "huge", "deep", "nested-wrong-type"]))
+    form = draw(st.sampled_from(INVALID_FORMS))
     if form == "deep":
         depth = draw(st.sampled_from(DEPTHS))
         where = draw(st.sampled_from(["messages", "metadata", "a tool schema"]))
