@@ -28,7 +28,9 @@ def curl(base_url: str, req: Request, api_key: str | None = None, body_file: str
     body = req.encoded()
     for name, value in redact_headers(request_headers(req, api_key)):
         parts += ["-H", f"{name}: {value}"]
-    if body is not None and body_file is not None and len(body) > MAX_INLINE_BODY:
+    if body is not None and body_file is not None and len(body) > MAX_INLINE_BODY and body_file.endswith(".gz"):
+        parts += ["--data-binary", f"@<(gunzip -c {shlex.quote(body_file)})"]  # bash: the body, unpacked
+    elif body is not None and body_file is not None and len(body) > MAX_INLINE_BODY:
         parts += ["--data-binary", f"@{body_file}"]
     elif body is not None:
         try:
@@ -42,7 +44,7 @@ def curl(base_url: str, req: Request, api_key: str | None = None, body_file: str
         else:
             head = body[:200].decode("utf-8", "backslashreplace")
             parts += ["--data-binary", f"@body.json  # {len(body)} bytes, starting {head!r}"]
-    return " ".join(shlex.quote(p) if not p.startswith("@body.json") else p for p in parts)
+    return " ".join(p if p.startswith(("@body.json", "@<(")) else shlex.quote(p) for p in parts)
 
 
 def printf_format(data: bytes) -> str:

@@ -36,3 +36,9 @@ def test_followup_shows_the_liveness_request() -> None:
 def test_a_large_body_is_read_from_its_file() -> None:
     big = Request(body={"model": "m", "messages": [{"role": "user", "content": "x" * 5000}]})
     assert scenario_script("plain", BASE, big, body_file="reproducers/x.json").endswith("@reproducers/x.json")
+
+
+def test_a_gzipped_body_file_is_unpacked_by_the_script() -> None:
+    big = Request(body={"model": "m", "messages": [{"role": "user", "content": "x" * 5000}]})
+    script = scenario_script("plain", BASE, big, body_file="out dir/reproducers/x.json.gz")
+    assert script.endswith("--data-binary @<(gunzip -c 'out dir/reproducers/x.json.gz')")

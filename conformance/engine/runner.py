@@ -9,6 +9,7 @@ is judged exactly as the live run was.
 
 from __future__ import annotations
 
+import gzip
 import json
 import threading
 import time
@@ -103,13 +104,14 @@ class Runner:
         return Outcome(sc, exchanges, self.reproducer(sc, req), elapsed)
 
     def reproducer(self, sc: Scenario, req: Request) -> str:
-        """What the suite did, as a script; a body over 2 KiB is written beside the reports."""
+        """What the suite did, as a script; a body over 2 KiB is written beside the reports, gzipped (the
+        oversized one is 16 MiB of one letter), and the script unpacks it."""
         body = req.encoded()
         body_file = None
         if body is not None and len(body) > MAX_INLINE_BODY and self.settings.report_dir is not None:
-            path = self.settings.report_dir / "reproducers" / f"{sc.name}.json"
+            path = self.settings.report_dir / "reproducers" / f"{sc.name}.json.gz"
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(body)
+            path.write_bytes(gzip.compress(body, 6, mtime=0))
             body_file = str(path)
         followup = chat(Context(self.model), HELLO, stream=False, max_tokens=8) if sc.kind == "followup" else None
         return scenario_script(sc.kind, self.base_url, req, self.settings.api_key, body_file, followup, BURST)
