@@ -20,6 +20,15 @@ from conformance.errors import EXIT_CODES_HELP, ConformanceError, ExitCode
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = (int(c) for c in ExitCode)
 
 
+def _version_message() -> str:
+    from conformance.rules import RULES, RULESET_VERSION
+
+    return f"%(prog)s %(version)s (rule set {RULESET_VERSION}, {len(RULES)} rules)"
+
+
+VERSION_MESSAGE = _version_message()
+
+
 class UsageFailure(click.ClickException):
     """A user error: one sentence on stderr, exit 2."""
 
@@ -37,13 +46,14 @@ def _profiles() -> list[str]:
 
 PROFILES = _profiles()
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
-@click.version_option(__version__, prog_name="conformance")
+@click.version_option(__version__, prog_name="conformance", message=VERSION_MESSAGE)
 def cli() -> None:
     """Conformance suite and protocol fuzzer for OpenAI-compatible Chat Completions servers."""
 
 
 @cli.command()
-@click.option("--format", "fmt", type=click.Choice(["text", "md", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "md", "json"]), default="text", show_default=True,
+              help='text (a line a rule), md (the docs table) or json.')
 def rules(fmt: str) -> None:
     """Print the rulebook."""
     from conformance import rulebook
@@ -52,18 +62,19 @@ def rules(fmt: str) -> None:
 
 
 @cli.command()
-@click.argument("stream", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("stream", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True))
 @click.option("--request", "request", type=click.Path(path_type=Path, dir_okay=False),
               help="The request body (JSON) that produced the stream.")
 @click.option("--headers", "headers", type=click.Path(path_type=Path, dir_okay=False),
               help="A `curl -si` header block (status line and headers).")
 @click.option("--path", "path", help="The request path, when it is not /v1/chat/completions or guessed.")
 @click.option("--profile", default="openai", show_default=True,
-              type=click.Choice(PROFILES))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+              type=click.Choice(PROFILES), help='The dialect whose documented extensions are allowed.')
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help='text (events, assembly, findings) or json (one object).')
 def inspect(stream: Path, request: Path | None, headers: Path | None, path: str | None, profile: str,
             fmt: str) -> None:
-    """Decode a captured stream (SSE or NDJSON) and judge it offline."""
+    """Decode a captured stream (SSE or NDJSON; `-` reads standard input) and judge it offline."""
     from conformance.inspect import InputError, build_exchange, inspect_exchange, to_json
     from conformance.report.terminal import print_inspection
 
@@ -80,7 +91,8 @@ def inspect(stream: Path, request: Path | None, headers: Path | None, path: str 
 
 
 RUN_ENV = "Every option is also read from CONFORMANCE_<OPTION> (e.g. CONFORMANCE_TIMEOUT), the base URL and key " \
-    "also from OPENAI_BASE_URL and OPENAI_API_KEY; a flag wins over the environment."
+    "also from OPENAI_BASE_URL and OPENAI_API_KEY, and from conformance.toml or [tool.conformance] in pyproject.toml " \
+    "(keys as the flags: base-url, timeout, ...): a flag wins over the environment, the environment over the file."
 
 
 @cli.command(context_settings={"ignore_unknown_options": False}, epilog=f"{RUN_ENV}\n\n{EXIT_CODES_HELP}")
@@ -110,19 +122,35 @@ RUN_ENV = "Every option is also read from CONFORMANCE_<OPTION> (e.g. CONFORMANCE
 @click.option("--workers", envvar="CONFORMANCE_WORKERS", default="4", show_default=True,
               help="Independent scenarios run at once.")
 @click.option("-v", "--verbose", is_flag=True, help="Also show each scenario as it starts and each finding.")
-def run(base_url: str | None, model: str | None, api_key: str | None, expect: str | None,
+@click.option("--show-config", is_flag=True, help="Print the resolved settings (the key masked) and exit.")
+@click.pass_context
+def run(ctx: click.Context, base_url: str | None, model: str | None, api_key: str | None, expect: str | None,
         categories: tuple[str, ...], rule_ids: tuple[str, ...], scenarios: tuple[str, ...], profile: str, strict: bool,
-        baseline: str | None, report_dir: str, timeout: str, workers: str, verbose: bool) -> None:
+        baseline: str | None, report_dir: str, timeout: str, workers: str, verbose: bool, show_config: bool) -> None:
     """Run the live suite against a server (or the bundled reference server), with progress as it goes."""
-    from conformance.settings import build_settings
+    from conformance.settings import build_settings, load_config, show
 
+    given: dict[str, Any] = {"base-url": base_url, "api-key": api_key, "model": model, "profile": profile, "expect": expect,
+             "category": list(categories), "rule": list(rule_ids), "scenario": list(scenarios), "strict": strict,
+             "baseline": baseline, "report-dir": report_dir, "timeout": timeout, "workers": workers}
+    params = {"base-url": "base_url", "api-key": "api_key", "category": "categories", "rule": "rule_ids",
+              "scenario": "scenarios", "report-dir": "report_dir"}
     try:
-        settings = build_settings(base_url=base_url, api_key=api_key, model=model, profile=profile, expect=expect,
-                                  rules=list(rule_ids), categories=list(categories), scenarios=list(scenarios),
-                                  strict=strict, baseline=baseline, report_dir=report_dir, timeout=timeout,
-                                  workers=workers)
+        config, source = load_config()
+        for key, value in config.items():  # the file fills what neither a flag nor the environment set
+            origin = ctx.get_parameter_source(params.get(key, key))
+            if origin in (None, click.core.ParameterSource.DEFAULT):
+                given[key] = value
+        settings = build_settings(base_url=given["base-url"], api_key=given["api-key"], model=given["model"],
+                                  profile=given["profile"], expect=given["expect"], rules=given["rule"],
+                                  categories=given["category"], scenarios=given["scenario"], strict=given["strict"],
+                                  baseline=given["baseline"], report_dir=given["report-dir"],
+                                  timeout=given["timeout"], workers=given["workers"])
     except ConformanceError as exc:
         raise UsageFailure(str(exc)) from None
+    if show_config:
+        click.echo(show(settings, source))
+        return
     _drive(settings, lambda: _engine_run(settings), verbose)
 
 
@@ -203,7 +231,8 @@ def rejudge(report_dir: Path, out: Path | None, profile: str | None, strict: boo
 
 
 @cli.command()
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help='text (a line a scenario) or json.')
 def scenarios(fmt: str) -> None:
     """List the live scenarios: name, category, the capability each needs, what it sends."""
     from conformance.scenarios import SCENARIOS
@@ -253,7 +282,8 @@ def report() -> None:
 
 @report.command()
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--out", type=click.Path(path_type=Path, file_okay=False), required=True)
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), required=True,
+              help='The folder for matrix.md and matrix.html.')
 def compare(results: tuple[Path, ...], out: Path) -> None:
     """A compatibility matrix (servers x rules, by category) as matrix.md and matrix.html."""
     from conformance.report.matrix import write_matrix
@@ -280,7 +310,7 @@ def selftest(defects: tuple[str, ...], report_dir: Path, as_markdown: bool, read
     import importlib.util
 
     if importlib.util.find_spec("reference_server.app") is None or importlib.util.find_spec("mlx_lm") is None:
-        raise UsageFailure("the self-test needs the reference extra: pip install -e '.[reference]'")
+        raise UsageFailure("the self-test needs the reference extra: pip install 'chat-conformance[reference]'")
     from conformance.selftest import Row, markdown, run_selftest
     from reference_server.fault_catalog import DEFECTS, LEGAL
 
@@ -340,8 +370,9 @@ CHUNKING = click.Choice(["whole", "bytes", "random", "adversarial"])
 @click.option("--port", type=click.IntRange(0, 65535), default=0, help="Port on 127.0.0.1 (default: a free one).")
 @click.option("--fixtures", "pattern", default=DEFAULT_REPLAY, show_default=True,
               help="Fixture sidecars to serve, a glob under fixtures/.")
-@click.option("--chunking", type=CHUNKING, default="adversarial", show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--chunking", type=CHUNKING, default="adversarial", show_default=True,
+              help='How each fixture is cut: whole, bytes (one a write), random, adversarial.')
+@click.option("--seed", type=int, default=0, show_default=True, help='Seed for the random and adversarial cuts.')
 @click.option("--keepalive", is_flag=True, help="Insert a ': keep-alive' comment after every event.")
 @click.option("--stall", type=click.FloatRange(min=0, max=600), default=0.0, show_default=True,
               help="Seconds of silence after every event (a client's idle timeout must outlast it).")
@@ -363,15 +394,17 @@ def replay(port: int, pattern: str, chunking: str, seed: int, keepalive: bool, s
 
 
 @cli.command("fuzz-client", context_settings={"ignore_unknown_options": True})
-@click.option("--fixtures", "pattern", default=DEFAULT_REPLAY, show_default=True)
+@click.option("--fixtures", "pattern", default=DEFAULT_REPLAY, show_default=True,
+              help='Fixture sidecars to serve, a glob under the packaged fixtures.')
 @click.option("--chunking", "chunkings", type=CHUNKING, multiple=True, help="Repeatable; default: all four.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help='Seed for the random and adversarial cuts.')
 @click.option("--examples", type=click.IntRange(min=1, max=1000), default=4, show_default=True,
               help="random: Hypothesis cut lists tried per fixture (a change is then shrunk).")
 @click.option("--keepalive", is_flag=True, help="Insert a ': keep-alive' comment after every event.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
               help="Seconds one client run may take.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help='text (what each client got wrong) or json (every run).')
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def fuzz_client(pattern: str, chunkings: tuple[str, ...], seed: int, examples: int, keepalive: bool, timeout: float,
                 fmt: str, command: tuple[str, ...]) -> None:
@@ -417,11 +450,12 @@ def fuzz_client(pattern: str, chunkings: tuple[str, ...], seed: int, examples: i
 @click.option("--kind", "kinds", type=click.Choice(["valid", "invalid", "lenient"]), multiple=True,
               help="Only this kind of request (repeatable; default: all three).")
 @click.option("--vision", is_flag=True, help="The server takes images: valid requests may carry data-URL images.")
-@click.option("--profile", type=click.Choice(PROFILES), default="openai", show_default=True)
+@click.option("--profile", type=click.Choice(PROFILES), default="openai", show_default=True,
+              help='The dialect whose documented extensions are allowed.')
 @click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
               help="Seconds one response may take in all.")
 @click.option("--report-dir", type=click.Path(path_type=Path, file_okay=False), default=Path("reports/fuzz"),
-              show_default=True)
+              show_default=True, help='Where results.json, the reports and saved reproducer bodies go.')
 @click.option("-v", "--verbose", is_flag=True, help="Show each failure as it is found.")
 def fuzz(base_url: str | None, model: str | None, api_key: str | None, max_examples: int, seed: int | None,
          time_budget: float, max_shrinks: int, kinds: tuple[str, ...], vision: bool, profile: str, timeout: float,
@@ -474,11 +508,14 @@ def fuzz(base_url: str | None, model: str | None, api_key: str | None, max_examp
 
 
 @cli.command("serve-reference")
-@click.option("--model", "model_dir", type=click.Path(path_type=Path, file_okay=False))
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
-@click.option("--max-context", type=int, default=4096, show_default=True)
-@click.option("--queue-limit", type=int, default=4, show_default=True)
+@click.option("--model", "model_dir", type=click.Path(path_type=Path, file_okay=False),
+              help='An mlx-lm model folder (default: the bundled bigram model, built on first use).')
+@click.option("--host", default="127.0.0.1", show_default=True, help='Interface to bind (keep it on loopback).')
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True, help='Port to listen on.')
+@click.option("--max-context", type=int, default=4096, show_default=True,
+              help='Context length in tokens; longer prompts get context_length_exceeded.')
+@click.option("--queue-limit", type=int, default=4, show_default=True,
+              help='Requests admitted besides the running one; more get 429.')
 @click.option("--api-key", help="Require Authorization: Bearer KEY.")
 def serve_reference(model_dir: Path | None, host: str, port: int, max_context: int, queue_limit: int,
                     api_key: str | None) -> None:
@@ -486,7 +523,7 @@ def serve_reference(model_dir: Path | None, host: str, port: int, max_context: i
     import importlib.util
 
     if importlib.util.find_spec("reference_server.app") is None or importlib.util.find_spec("mlx_lm") is None:
-        raise UsageFailure("the reference server needs its extra: pip install -e '.[reference]'")
+        raise UsageFailure("the reference server needs its extra: pip install 'chat-conformance[reference]'")
     from reference_server.__main__ import serve
 
     if model_dir is not None and not (model_dir / "config.json").is_file():

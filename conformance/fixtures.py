@@ -17,7 +17,9 @@ from conformance.model import Intent
 from conformance.model.observations import Observations
 
 BODY_SUFFIXES = (".sse", ".ndjson", ".body")
-FIXTURES_DIR = Path(__file__).resolve().parent.parent / "fixtures"
+# conformance/_fixtures is the repository's fixtures/ (a link in a checkout, copied into the wheel), so
+# `replay` and `fuzz-client` serve the same recorded bytes from an installed package
+FIXTURES_DIR = Path(__file__).parent / "_fixtures"
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ and an optional header block, and gives the events, the assembled message and th
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,8 +77,11 @@ MAX_CAPTURE = 64 * 1024 * 1024  # a capture is read whole; past this it is refus
 
 def _read(path: Path, what: str, limit: int = MAX_CAPTURE) -> bytes:
     try:
-        with path.open("rb") as handle:
-            data = handle.read(limit + 1)
+        if str(path) == "-":
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            with path.open("rb") as handle:
+                data = handle.read(limit + 1)
     except OSError as exc:
         raise InputError(f"cannot read the {what} file {str(path)!r}: {exc.strerror or exc}") from exc
     if len(data) > limit:

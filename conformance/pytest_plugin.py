@@ -13,6 +13,7 @@ run the live suite again against the same server, so ``-n`` is refused in one se
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -143,8 +144,16 @@ class ConformanceState:
         self.error_code: int | None = None
         self.error_message = ""
         opt = config.option
-        self.categories = set(getattr(opt, "conformance_category", []) or [])
-        self.rules = set(getattr(opt, "conformance_rule", []) or [])
+        from conformance.settings import load_config
+
+        self.file_values: dict[str, Any] = {}
+        self.file_error = ""
+        try:
+            self.file_values, _ = load_config(Path(str(config.invocation_params.dir)))
+        except ConformanceError as exc:  # reported when the live suite is prepared, not for other runs
+            self.file_error = str(exc)
+        self.categories = set(getattr(opt, "conformance_category", []) or self.file_values.get("category", []))
+        self.rules = set(getattr(opt, "conformance_rule", []) or self.file_values.get("rule", []))
         self.attempted = False
 
     def selected(self, rule_id: str) -> bool:
@@ -159,20 +168,25 @@ class ConformanceState:
         from conformance.settings import build_settings
 
         opt = self.config.option
-        base_url = getattr(opt, "conformance_base_url", None)
+        if self.file_error:
+            self._fail(ExitCode.USAGE, self.file_error)
+        file_values = self.file_values
+
+        def value(key: str) -> Any:
+            """A flag or its environment variable, else the config file's value (the same names as the CLI's)."""
+            given = getattr(opt, f"conformance_{key.replace('-', '_')}", None)
+            return given if given not in (None, [], False, "") else file_values.get(key, given)
+
+        base_url = value("base-url")
         if not base_url and not getattr(opt, "conformance_reference", False):
             self._fail(ExitCode.USAGE, "no base URL: pass --conformance-base-url (or set OPENAI_BASE_URL), "
                                        "or --conformance-reference for the bundled server")
         try:
             self.settings = build_settings(
-                base_url=base_url or None, api_key=getattr(opt, "conformance_api_key", None),
-                model=getattr(opt, "conformance_model", None), profile=getattr(opt, "conformance_profile", None),
-                expect=getattr(opt, "conformance_expect", None), rules=sorted(rules),
-                scenarios=getattr(opt, "conformance_scenario", None) or None,
-                strict=bool(getattr(opt, "conformance_strict", False)),
-                baseline=getattr(opt, "conformance_baseline", None),
-                report_dir=getattr(opt, "conformance_report_dir", None) or "reports/latest",
-                timeout=getattr(opt, "conformance_timeout", None), workers=getattr(opt, "conformance_workers", None))
+                base_url=base_url or None, api_key=value("api-key"), model=value("model"), profile=value("profile"),
+                expect=value("expect"), rules=sorted(rules), scenarios=value("scenario") or None,
+                strict=bool(value("strict")), baseline=value("baseline"),
+                report_dir=value("report-dir") or "reports/latest", timeout=value("timeout"), workers=value("workers"))
         except ConformanceError as exc:
             self._fail(exc.exit_code, str(exc))
 

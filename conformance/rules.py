@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+RULESET_VERSION = "2"  # bumped whenever a rule is added or retired or its meaning changes; in every report
+# 2: TRN-014 (every request gets a response; nothing passes without one), judging caps under TRN-011.
+
 CATEGORIES = (
     "transport", "framing", "chunks", "finish", "usage", "tools", "reasoning", "structured",
     "errors", "cancellation", "models", "ollama", "fuzz",

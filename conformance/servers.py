@@ -109,7 +109,7 @@ def reference(port: int | None = None, extra: list[str] | None = None) -> Server
                if importlib.util.find_spec(m) is None]
     if missing:
         raise ConfigError("the bundled reference server cannot start: install the extra with "
-                          f"pip install -e '.[reference]' ({', '.join(missing)} missing)")
+                          f"pip install 'chat-conformance[reference]' ({', '.join(missing)} missing)")
     port = port or free_port()
     argv = [sys.executable, "-m", "reference_server", "--port", str(port), *(extra or [])]
     try:

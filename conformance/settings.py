@@ -167,3 +167,74 @@ def build_settings(*, base_url: str | None = None, api_key: str | None = None, m
 
 def env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+CONFIG_KEYS = ("base-url", "api-key", "model", "profile", "expect", "category", "rule", "scenario", "strict",
+               "baseline", "report-dir", "timeout", "workers")
+CONFIG_FILE = "conformance.toml"
+
+
+def load_config(directory: Path | None = None) -> tuple[dict[str, Any], str | None]:
+    """The ``run`` options from ``conformance.toml``, else ``[tool.conformance]`` in ``pyproject.toml``, in
+    ``directory`` (the working directory by default); ({}, None) when there is neither. An unknown key
+    or a file that is not TOML is a ``ConfigError``."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
+    where = directory or Path.cwd()
+    for path, table in ((where / CONFIG_FILE, None), (where / "pyproject.toml", ("tool", "conformance"))):
+        if not path.is_file():
+            continue
+        try:
+            doc: Any = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"cannot read {str(path)!r} as TOML: {exc}") from None
+        for key in table or ():
+            doc = doc.get(key, {}) if isinstance(doc, dict) else {}
+        if table is not None and not doc:
+            continue
+        if not isinstance(doc, dict):
+            raise ConfigError(f"{str(path)!r}: [tool.conformance] is not a table")
+        unknown = sorted(k for k in doc if k.replace("_", "-") not in CONFIG_KEYS)
+        if unknown:
+            raise ConfigError(f"unknown key {unknown[0]!r} in {str(path)!r}; the keys are {', '.join(CONFIG_KEYS)}")
+        return {k.replace("_", "-"): _typed(k.replace("_", "-"), v, path) for k, v in doc.items()}, str(path)
+    return {}, None
+
+
+def _typed(key: str, value: Any, path: Path) -> Any:
+    """A config value of the type its flag takes; ``ConfigError`` otherwise."""
+    if key == "strict":
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key} in {str(path)!r} must be true or false")
+        return value
+    if key in ("category", "rule", "scenario", "expect"):
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+            raise ConfigError(f"{key} in {str(path)!r} must be a string or a list of strings")
+        return ",".join(items) if key == "expect" else items
+    if key in ("timeout", "workers"):
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise ConfigError(f"{key} in {str(path)!r} must be a number")
+        return value
+    if not isinstance(value, str):
+        raise ConfigError(f"{key} in {str(path)!r} must be a string")
+    return value
+
+
+def show(settings: Settings, source: str | None = None) -> str:
+    """The resolved settings, one per line, the key masked."""
+    lines = [f"# from flags > environment > {source or 'no config file'} > defaults"]
+    shown = {"base-url": settings.base_url or "(the bundled reference server)",
+             "api-key": "****" if settings.api_key else "(none)", "model": settings.model or "(discovered)",
+             "profile": settings.profile, "expect": ",".join(sorted(settings.expect)) or "(none)",
+             "rules": ",".join(sorted(settings.rules)) if settings.rules is not None else "(all)",
+             "scenarios": ",".join(sorted(settings.scenarios)) if settings.scenarios else "(what the rules need)",
+             "strict": str(settings.strict).lower(), "baseline": str(settings.baseline or "(none)"),
+             "report-dir": str(settings.report_dir), "timeout": f"{settings.timeout:g}",
+             "workers": str(settings.workers)}
+    return "\n".join(lines + [f"{k} = {v}" for k, v in shown.items()])

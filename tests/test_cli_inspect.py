@@ -99,3 +99,10 @@ def test_a_capture_over_the_limit_is_refused_in_one_sentence(tmp_path: Path) -> 
     proc = subprocess.run([sys.executable, "-m", "conformance", "inspect", str(big)], capture_output=True, text=True,
                           check=False, timeout=60)
     assert proc.returncode == 2 and "is over 64 MiB" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_inspect_reads_standard_input() -> None:
+    stream = next(FIXTURES_DIR.glob("conformant/*.sse"))
+    proc = subprocess.run([sys.executable, "-m", "conformance", "inspect", "-", "--format", "json"],
+                          input=stream.read_bytes(), capture_output=True, check=False, timeout=60)
+    assert proc.returncode in (0, 1) and json.loads(proc.stdout)["events"]

@@ -179,3 +179,16 @@ def test_fuzz_client_survives_a_client_that_prints_non_utf8(tmp_path: Path) -> N
     proc = conformance("fuzz-client", "--fixtures", "conformant/disconnect-freed.json", "--chunking", "whole", "--",
                        sys.executable, str(client))
     assert proc.returncode == 1 and "not UTF-8" in proc.stdout and "Traceback" not in proc.stderr
+
+
+def test_every_option_has_a_help_line() -> None:
+    import click
+
+    from conformance.cli import cli
+
+    def options(cmd: click.Command, path: str = "") -> list[str]:
+        if isinstance(cmd, click.Group):
+            return [o for name, sub in cmd.commands.items() for o in options(sub, f"{path} {name}")]
+        return [f"{path} {p.opts[0]}" for p in cmd.params if isinstance(p, click.Option) and not p.help]
+
+    assert options(cli) == []

@@ -134,9 +134,11 @@ def judge_run(outcomes: list[Outcome], settings: Settings, model: str, *, tool: 
     for outcome in outcomes:
         result.checks += judge(outcome, caps, settings, rule_ids)
         first = outcome.exchanges[0]
-        result.scenarios.append({"name": outcome.scenario.name, "category": outcome.scenario.category,
-                                 "status": first.status, "elapsed_s": round(outcome.elapsed_s, 3),
-                                 "aborted": first.observations.aborted})
+        entry: dict[str, Any] = {"name": outcome.scenario.name, "category": outcome.scenario.category, "status": first.status,
+                 "elapsed_s": round(outcome.elapsed_s, 3), "aborted": first.observations.aborted}
+        if (first.header("content-type") or "").startswith("text/event-stream") and first.arrivals:
+            entry["timeline"] = timeline(first.arrivals)
+        result.scenarios.append(entry)
     seen = {c.rule for c in result.checks}
     ran = {o.scenario.name for o in outcomes}
     for rule in RULES:  # a chosen rule no exchange could show is listed, not dropped
@@ -148,6 +150,23 @@ def judge_run(outcomes: list[Outcome], settings: Settings, model: str, *, tool: 
 
         apply_baseline(result, [{"rule": r, "scenario": s} for r, s in settings.known_failures])
     return result
+
+
+TIMELINE_POINTS = 120
+
+
+def timeline(arrivals: tuple[tuple[float, int], ...]) -> list[list[float]]:
+    """Arrival times and byte counts of a stream, at most ``TIMELINE_POINTS`` of them (first, last and the
+    largest gap kept), for the report's timeline."""
+    points = list(arrivals)
+    if len(points) > TIMELINE_POINTS:
+        step = len(points) / TIMELINE_POINTS
+        keep = {int(i * step) for i in range(TIMELINE_POINTS)} | {len(points) - 1}
+        gaps = [points[i][0] - points[i - 1][0] for i in range(1, len(points))]
+        widest = max(range(len(gaps)), key=gaps.__getitem__) + 1
+        keep |= {widest - 1, widest}
+        points = [points[i] for i in sorted(keep)]
+    return [[round(t, 4), n] for t, n in points]
 
 
 def _unjudged_reason(category: str, ran: set[str], caps: dict[str, dict[str, Any]], settings: Settings) -> str:

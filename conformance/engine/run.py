@@ -25,11 +25,12 @@ from conformance.engine.bounds import worst_case_seconds
 from conformance.engine.judge import judge_run, scenarios_for
 from conformance.engine.runner import Outcome, Runner
 from conformance.results import RunResult
+from conformance.rules import RULESET_VERSION
 from conformance.scenarios import BY_NAME, CAPABILITIES
 from conformance.secrets import Scrubber
 from conformance.settings import Settings
 
-TOOL = {"name": "chat-conformance", "version": __version__}
+TOOL = {"name": "chat-conformance", "version": __version__, "ruleset": RULESET_VERSION}
 _DONE = object()
 
 

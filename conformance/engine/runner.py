@@ -72,6 +72,7 @@ class Runner:
         ex = self.send(Request(method="GET", path="/v1/models"), replace(limits, total=min(30.0, limits.total)))
         if ex.status is None:
             raise Unreachable(f"{self.base_url} did not answer: {ex.observations.error or 'no response'}")
+        self.refuse_if_unauthorized(ex, "GET /v1/models")
         if not self.model:
             try:
                 data = json.loads(ex.body).get("data") or []
@@ -80,6 +81,14 @@ class Runner:
                 raise ConfigError(f"{self.base_url}/v1/models answered {ex.status} without a model id; "
                                   "pass --model") from None
         return self.model
+
+    def refuse_if_unauthorized(self, ex: Exchange, what: str) -> None:
+        """A 401 or 403 ends the run at once, in one sentence: every scenario after it would only be skipped."""
+        if ex.status not in (401, 403):
+            return
+        sent = ("the key that was sent was refused" if self.settings.api_key else
+                "no key was sent: pass --api-key or set OPENAI_API_KEY")
+        raise ConfigError(f"{self.base_url}: {what} answered {ex.status}; {sent}")
 
     # -- scenario kinds --------------------------------------------------------------------
 
@@ -230,8 +239,11 @@ class Runner:
 
         ordered = [sc for sc in chosen if sc.kind not in ALONE and sc.name not in HEAVY]
         self.total = len(chosen)
+        outcomes = [self.run_scenario(ordered[0])] if ordered else []  # alone: a 401 ends the run here
+        if outcomes:
+            self.refuse_if_unauthorized(outcomes[0].exchanges[0], f"the first request ({ordered[0].name})")
         with ThreadPoolExecutor(max_workers=max(1, self.settings.workers)) as pool:
-            outcomes = list(pool.map(self.run_scenario, ordered))
+            outcomes += list(pool.map(self.run_scenario, ordered[1:]))
         caps = capabilities(outcomes, self.settings.expect)
         alone = [sc for sc in chosen if sc.kind in ALONE and (sc.needs is None or caps[sc.needs]["supported"]
                                                                or sc.needs in self.settings.expect)]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from jinja2 import Environment, select_autoescape
 
 from conformance.report.common import by_category, not_judged, triage, verdict
@@ -21,7 +23,8 @@ pre{background:#f6f6f6;padding:.6em;overflow-x:auto;white-space:pre-wrap;word-br
 </style></head><body>
 <h1><span class="v">{{ verdict }}</span> chat-conformance report</h1>
 <p>Target <code>{{ target.base_url }}</code>, model <code>{{ target.model }}</code>, profile
-<code>{{ target.profile }}</code>{% if strict %}, strict{% endif %}. {{ tool.name }} {{ tool.version }},
+<code>{{ target.profile }}</code>{% if strict %}, strict{% endif %}. {{ tool.name }} {{ tool.version }}{% if tool.ruleset %}
+(rule set {{ tool.ruleset }}){% endif %},
 started {{ started_at }}, {{ '%.1f' % duration_s }} s.</p>
 <p>{{ summary.passed }} passed, {{ summary.failed }} failed ({{ summary.failed_by_level.must }} must,
 {{ summary.failed_by_level.should }} should, {{ summary.failed_by_level.advisory }} advisory),
@@ -38,6 +41,13 @@ started {{ started_at }}, {{ '%.1f' % duration_s }} s.</p>
 <td>{{ cap.source }}</td><td>{{ cap.evidence }}</td></tr>{% endfor %}</table>{% endif %}
 {% if stale %}<h2>Stale baseline entries</h2><ul>{% for s in stale %}<li>{{ s.rule }} [{{ s.scenario }}]</li>
 {% endfor %}</ul>{% endif %}
+{% if streams %}<h2>Streams</h2>
+<p>When each stream's bytes arrived (grey: waiting for the first byte; red band: a gap of a second or more;
+a red line: everything at once, buffered to the end).</p>
+<table><tr><th>scenario</th><th>first byte</th><th>reads</th><th>widest gap</th><th>timeline</th></tr>
+{% for s in streams %}<tr><td>{{ s.name }}</td><td class="n">{{ '%.0f' % (s.info.ttfb * 1000) }} ms</td>
+<td class="n">{{ s.info.reads }}</td><td class="n">{{ '%.0f' % (s.info.gap * 1000) }} ms</td>
+<td>{{ s.svg|safe }}</td></tr>{% endfor %}</table>{% endif %}
 <h2>Failures ({{ fails|length }} rules)</h2>
 {% for f in fails %}<details class="{{ 'known' if f.known else '' }}"><summary><span class="{{ f.level }}">{{ f.level }}</span>
 <b>{{ f.rule }}</b> {{ f.title }} <code>[{{ f.where }}]</code>{% if f.known %} (known){% elif not f.gating %}
@@ -57,10 +67,19 @@ started {{ started_at }}, {{ '%.1f' % duration_s }} s.</p>
 """
 
 
+def _streams(result: RunResult) -> list[dict[str, Any]]:
+    from conformance.report.timeline import describe, svg
+
+    return [{"name": s["name"], "svg": svg(s["timeline"], s.get("elapsed_s") or 0.0),
+             "info": describe(s["timeline"], s.get("elapsed_s") or 0.0)}
+            for s in result.scenarios if s.get("timeline")]
+
+
 def render_html(result: RunResult) -> str:
     env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
     page = env.from_string(TEMPLATE)
     return page.render(verdict=verdict(result), target=result.target, tool=result.tool, strict=result.strict,
                        started_at=result.started_at, duration_s=result.duration_s, summary=result.summary(),
                        rows=by_category(result), fails=triage(result), skipped=not_judged(result),
+                       streams=_streams(result),
                        stale=result.stale_baseline)

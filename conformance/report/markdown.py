@@ -13,7 +13,8 @@ def render_markdown(result: RunResult) -> str:
         f"# chat-conformance report: {verdict(result)}", "",
         f"- Target: `{target['base_url']}`, model `{target['model']}`, profile `{target['profile']}`"
         f"{', strict' if result.strict else ''}",
-        f"- Tool: {result.tool['name']} {result.tool['version']}; started {result.started_at}; "
+        f"- Tool: {result.tool['name']} {result.tool['version']}"
+        f"{', rule set ' + result.tool['ruleset'] if 'ruleset' in result.tool else ''}; started {result.started_at}; "
         f"{result.duration_s:.1f} s",
         f"- Checks: {summary['passed']} passed, {summary['failed']} failed "
         f"({summary['failed_by_level']['must']} must, {summary['failed_by_level']['should']} should, "

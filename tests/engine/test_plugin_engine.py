@@ -60,3 +60,14 @@ def test_bad_setting_is_one_sentence_before_any_request(pytester: pytest.Pyteste
     assert result.ret == 2
     result.stdout.fnmatch_lines([message])
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_the_config_file_drives_the_plugin(pytester: pytest.Pytester, ref_server: ServerProcess) -> None:
+    pytester.makefile(".toml", conformance=f'base-url = "{ref_server.base_url}/v1"\nreport-dir = "from-file"\n'
+                                             'timeout = 30\n')
+    result = pytester.runpytest_subprocess("--pyargs", "conformance.suites", "-p", "no:cacheprovider", "-k", "CHK-001")
+    assert result.ret == 0, result.stdout.str()
+    assert (pytester.path / "from-file" / "results.json").is_file()
+    flag = pytester.runpytest_subprocess("--pyargs", "conformance.suites", "-p", "no:cacheprovider", "-k", "CHK-001",
+                                         "--conformance-report-dir=from-flag")
+    assert flag.ret == 0 and (pytester.path / "from-flag" / "results.json").is_file()  # the flag wins

@@ -96,3 +96,29 @@ def test_an_echoed_key_is_written_nowhere(how: str, tmp_path: Path) -> None:
         assert key.encode() not in path.read_bytes(), path
     bodies = b"".join(p.read_bytes() for p in (tmp_path / "wire").glob("*.body"))
     assert b"You sent Bearer " + b"*" * len(key) in bodies  # the echo is there, masked, with its offsets
+
+
+def test_a_wrong_key_is_one_sentence_and_exit_2(tmp_path: Path) -> None:
+    from tests.hostile.servers import Req, answer, send
+
+    def locked(conn: object, req: Req) -> None:
+        if req.key != "Bearer right":
+            send(conn, 401, {"Content-Type": "application/json"}, b'{"error": {"message": "bad key"}}')  # type: ignore[arg-type]
+        else:
+            answer(conn, req)  # type: ignore[arg-type]
+
+    def chat_locked(conn: object, req: Req) -> None:
+        if req.path.endswith("/models"):
+            answer(conn, req)  # type: ignore[arg-type]
+        else:
+            locked(conn, req)
+
+    with HostileServer(locked) as server:
+        wrong, _ = run(server, tmp_path / "a", "--api-key", "wrong")
+        none, _ = run(server, tmp_path / "b")
+    with HostileServer(chat_locked) as server:  # the model list is open, the first chat request is not
+        first, _ = run(server, tmp_path / "c")
+    assert first.returncode == 2 and "the first request (stream-plain) answered 401" in first.stderr
+    assert wrong.returncode == 2 and "answered 401; the key that was sent was refused" in wrong.stderr
+    assert none.returncode == 2 and "no key was sent" in none.stderr
+    assert "skipped" not in wrong.stdout + none.stdout and "Traceback" not in wrong.stderr + none.stderr
