@@ -235,16 +235,17 @@ def rejudge(report_dir: Path, out: Path | None, profile: str | None, strict: boo
               help='text (a line a scenario) or json.')
 def scenarios(fmt: str) -> None:
     """List the live scenarios: name, category, the capability each needs, what it sends."""
-    from conformance.scenarios import SCENARIOS
+    from conformance.scenarios import SCENARIOS, sends
 
     rows = [{"name": sc.name, "category": sc.category, "needs": sc.needs, "kind": sc.kind,
-             "description": sc.description} for sc in SCENARIOS]
+             "description": sc.description, "sends": sends(sc)} for sc in SCENARIOS]
     if fmt == "json":
         click.echo(json.dumps(rows, indent=2))
         return
     for row in rows:
-        click.echo(f"{row['name']:26} {row['category']:12} {row['needs'] or '-':16} {row['kind']:10} "
-                   f"{row['description']}")
+        click.echo(f"{row['name']:26} {row['category']:12} {row['needs'] or '-':16} {row['kind']:10} {row['sends']}")
+        if row["description"]:
+            click.echo(f"{'':26} {row['description']}")
 
 
 def _read_results(path: Path) -> dict[str, Any]:

@@ -7,6 +7,7 @@ the cancel endpoint, HTTP/1.0, follow-up requests) are run by ``conformance.engi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -177,6 +178,28 @@ def _scenarios() -> list[Scenario]:
             "model": c.model, "prompt": "Say hello."}), needs="ollama"),
         s("ollama-tags", "ollama", lambda c: Request(method="GET", path="/api/tags"), needs="ollama"),
     ]
+
+
+def sends(sc: Scenario) -> str:
+    """What a scenario sends, in a line: method, path and the fields that make it what it is."""
+    req = sc.build(Context(model="MODEL"))
+    if req.content is not None:
+        ctype = req.headers.get("Content-Type", "application/json")
+        return f"{req.method} {req.path} {len(req.content)} raw bytes ({ctype}): {req.content[:40]!r}"
+    body = req.body if isinstance(req.body, dict) else {}
+    fields = []
+    for key, value in body.items():
+        if key in ("model", "messages"):
+            continue
+        if key == "tools":
+            value = "[" + ", ".join(t["function"]["name"] for t in value) + "]"
+        text = value if isinstance(value, str) else json.dumps(value)
+        fields.append(f"{key}={text if len(text) <= 40 else text[:37] + '...'}")
+    size = len(json.dumps(body.get("messages", []))) if "messages" in body else 0
+    extra = f" messages of {size} bytes" if size > 200 else ""
+    via = " over HTTP/1.0" if sc.kind == "http10" else ""
+    heads = "".join(f" [{k}: {v}]" for k, v in req.headers.items() if k.lower() != "content-type")
+    return f"{req.method} {req.path}{via}{heads} {' '.join(fields)}{extra}".rstrip()
 
 
 SCENARIOS: tuple[Scenario, ...] = tuple(_scenarios())

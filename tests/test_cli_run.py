@@ -73,7 +73,11 @@ def test_scenarios_lists_every_scenario() -> None:
 
     proc = conformance("scenarios", "--format", "json")
     assert proc.returncode == 0
-    assert [s["name"] for s in json.loads(proc.stdout)] == [sc.name for sc in SCENARIOS]
+    rows = json.loads(proc.stdout)
+    assert [s["name"] for s in rows] == [sc.name for sc in SCENARIOS]
+    assert all(s["sends"].startswith(("POST /", "GET /")) for s in rows)
+    assert next(s for s in rows if s["name"] == "stream-plain")["sends"].startswith(
+        "POST /v1/chat/completions [X-Request-ID: conformance-plain-1]")
 
 
 def test_unreachable_target_exits_3(tmp_path: Path) -> None:
