@@ -45,7 +45,12 @@ def _profiles() -> list[str]:
 
 
 PROFILES = _profiles()
-@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
+RUN_ENV = "Every option is also read from CONFORMANCE_<OPTION> (e.g. CONFORMANCE_TIMEOUT), the base URL and key " \
+    "also from OPENAI_BASE_URL and OPENAI_API_KEY, and from conformance.toml or [tool.conformance] in pyproject.toml " \
+    "(keys as the flags: base-url, timeout, ...): a flag wins over the environment, the environment over the file."
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=f"{EXIT_CODES_HELP}\n\n{RUN_ENV}")
 @click.version_option(__version__, prog_name="conformance", message=VERSION_MESSAGE)
 def cli() -> None:
     """Conformance suite and protocol fuzzer for OpenAI-compatible Chat Completions servers."""
@@ -89,10 +94,6 @@ def inspect(stream: Path, request: Path | None, headers: Path | None, path: str 
         print_inspection(result)
     sys.exit(EXIT_FAILED if result.must_failed else EXIT_OK)
 
-
-RUN_ENV = "Every option is also read from CONFORMANCE_<OPTION> (e.g. CONFORMANCE_TIMEOUT), the base URL and key " \
-    "also from OPENAI_BASE_URL and OPENAI_API_KEY, and from conformance.toml or [tool.conformance] in pyproject.toml " \
-    "(keys as the flags: base-url, timeout, ...): a flag wins over the environment, the environment over the file."
 
 
 @cli.command(context_settings={"ignore_unknown_options": False}, epilog=f"{RUN_ENV}\n\n{EXIT_CODES_HELP}")

@@ -66,6 +66,7 @@ def test_help_names_exit_codes_and_environment() -> None:
     run_help = conformance("run", "--help")
     assert "Exit codes: 0 pass" in top.stdout and "Exit codes: 0 pass" in run_help.stdout
     assert "CONFORMANCE_" in run_help.stdout and "OPENAI_API_KEY" in run_help.stdout
+    assert "conformance.toml" in top.stdout and "conformance.toml" in run_help.stdout
 
 
 def test_scenarios_lists_every_scenario() -> None:

@@ -15,6 +15,10 @@ def _category(rule_id: str) -> str:
 
 def render_junit(result: RunResult) -> str:
     root = ET.Element("testsuites", name="chat-conformance", time=f"{result.duration_s:.3f}")
+    props = ET.SubElement(root, "properties")
+    for key in ("version", "ruleset"):
+        if key in result.tool:
+            ET.SubElement(props, "property", name=f"chat-conformance.{key}", value=str(result.tool[key]))
     gating = ("must", "should") if result.strict else ("must",)
     for category in CATEGORIES:
         entries = [c for c in result.checks if c.category == category]

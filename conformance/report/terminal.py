@@ -59,8 +59,9 @@ def summary_lines(result: RunResult) -> list[str]:
 
     s = result.summary()
     t = result.target
+    ruleset = f"  rule set {result.tool['ruleset']}" if "ruleset" in result.tool else ""
     lines = [f"{verdict(result)}  {t['base_url']}  model {t['model']}  profile {t['profile']}"
-             f"{'  strict' if result.strict else ''}  ({result.duration_s:.1f} s)",
+             f"{'  strict' if result.strict else ''}{ruleset}  ({result.duration_s:.1f} s)",
              f"{'category':13} {'passed':>6} {'must':>5} {'should':>6} {'advis.':>6} {'skip':>5}"]
     for row in by_category(result):
         lines.append(f"{row.category:13} {row.passed:6} {row.failed['must']:5} {row.failed['should']:6} "
