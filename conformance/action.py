@@ -18,15 +18,11 @@ LIMIT = 20  # failing rules listed in the summary
 
 def summary(doc: dict[str, Any], report_dir: str) -> str:
     """The step summary: verdict, per-category counts, failing rules one line each, where the report is."""
-    from conformance.report.common import by_category
-    from conformance.results import CheckEntry, RunResult
+    from conformance.report.common import by_category, where
+    from conformance.results import from_json
     from conformance.rules import RULES_BY_ID
 
-    result = RunResult(tool=doc["tool"], target=doc["target"], started_at=doc["started_at"],
-                       duration_s=doc["duration_s"], strict=doc.get("strict", False),
-                       stale_baseline=doc.get("stale_baseline", []))
-    fields = CheckEntry.__dataclass_fields__
-    result.checks = [CheckEntry(**{k: v for k, v in c.items() if k in fields}) for c in doc["checks"]]
+    result = from_json(doc)
     verdict = doc["summary"]["verdict"].upper()
     target = doc["target"]
     lines = [f"## chat-conformance: {'✅' if verdict == 'PASS' else '❌'} {verdict}", "",
@@ -42,9 +38,7 @@ def summary(doc: dict[str, Any], report_dir: str) -> str:
         for r in failing[:LIMIT]:
             title = RULES_BY_ID[r["rule"]].title if r["rule"] in RULES_BY_ID else ""
             gate = "" if r["gating"] else " (does not fail the run)"
-            where = ", ".join(r["scenarios"][:3]) + (f" and {len(r['scenarios']) - 3} more" if len(r["scenarios"]) > 3
-                                                      else "")
-            lines.append(f"- **{r['rule']}** [{r['level']}] {title}{gate}: {where}")
+            lines.append(f"- **{r['rule']}** [{r['level']}] {title}{gate}: {where(r['scenarios'])}")
         if len(failing) > LIMIT:
             lines.append(f"- … and {len(failing) - LIMIT} more in the report")
     lines += ["", f"Full report: `{report_dir}/report.html` (and results.json, junit.xml, report.md, the wire log)."]

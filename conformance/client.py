@@ -276,9 +276,7 @@ def _exchange_http11(sock: socket.socket, authority: str, target: str, req: Requ
             if _body_piece(got, decoder, watch, bytes(event.data), clock, limits):
                 return
         elif isinstance(event, (h11.EndOfMessage, h11.ConnectionClosed)):
-            if req.first_event is not None:
-                req.first_event.set()
-            return
+            return  # record() releases a waiting first_event on every ending
 
 
 def _header(headers: tuple[tuple[str, str], ...], name: str) -> str | None:

@@ -119,6 +119,16 @@ def _verdict(rule: str, category: str, level: Level, entries: list[CheckEntry], 
                        (), False)
 
 
+def from_json(doc: dict[str, Any]) -> RunResult:
+    """A ``RunResult`` back from a results.json document (the action's summary reads it)."""
+    result = RunResult(tool=doc["tool"], target=doc["target"], started_at=doc["started_at"],
+                       duration_s=doc.get("duration_s", 0.0), strict=doc.get("strict", False),
+                       scenarios=doc.get("scenarios", []), stale_baseline=doc.get("stale_baseline", []))
+    known = CheckEntry.__dataclass_fields__
+    result.checks = [CheckEntry(**{k: v for k, v in c.items() if k in known}) for c in doc.get("checks", [])]
+    return result
+
+
 def schema() -> dict[str, Any]:
     """The JSON Schema of results.json, shipped in the package."""
     text = resources.files("conformance").joinpath("schemas/results.schema.json").read_text(encoding="utf-8")

@@ -8,7 +8,6 @@ same everywhere and every input error is found before the first request: one sen
 from __future__ import annotations
 
 import math
-import os
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -163,10 +162,6 @@ def build_settings(*, base_url: str | None = None, api_key: str | None = None, m
                     report_dir=out, timeout=seconds,
                     workers=_workers(DEFAULT_WORKERS if workers in (None, "") else workers),
                     wire_log=wire_log, limits=derive_limits(seconds))
-
-
-def env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 CONFIG_KEYS = ("base-url", "api-key", "model", "profile", "expect", "category", "rule", "scenario", "strict",

@@ -47,6 +47,20 @@ def sse_frame(payload: bytes) -> bytes:
     return b"data: " + payload + b"\n\n"
 
 
+def _replaying(data: bytes, receive: Callable[[], Awaitable[Message]]) -> Callable[[], Awaitable[Message]]:
+    """A ``receive`` whose first message is ``data`` as the whole body; later calls go to ``receive``."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": data, "more_body": False}
+        return await receive()
+
+    return replay
+
+
 class FaultLayer:
     """The ASGI wrapper that applies one fault."""
 
@@ -85,47 +99,24 @@ class FaultLayer:
 
     async def _buffer_request(self, receive: Callable[[], Awaitable[Message]],
                               ) -> tuple[bytes, Callable[[], Awaitable[Message]]]:
+        """The whole request body, and a ``receive`` that hands the app the same body again."""
         raw = b""
         while True:
             message = await receive()
             raw += message.get("body", b"")
             if not message.get("more_body"):
                 break
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": raw, "more_body": False}
-            return await receive()
-
-        return raw, replay
+        return raw, _replaying(raw, receive)
 
     async def _rewrite_request(self, receive: Callable[[], Awaitable[Message]]) -> Callable[[], Awaitable[Message]]:
-        raw = b""
-        while True:
-            message = await receive()
-            raw += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        raw, _ = await self._buffer_request(receive)  # later messages come from the original receive
         assert self.fault.request is not None
         try:
             body = json.loads(raw)
         except ValueError:
             body = raw
         new = self.fault.request(body)
-        data = new if isinstance(new, bytes) else json.dumps(new).encode()
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": data, "more_body": False}
-            return await receive()
-
-        return replay
+        return _replaying(new if isinstance(new, bytes) else json.dumps(new).encode(), receive)
 
     async def _start(self, message: Message, state: State, send: Callable[[Message], Awaitable[None]]) -> None:
         headers = list(message.get("headers", []))

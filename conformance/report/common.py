@@ -50,6 +50,12 @@ def verdict(result: RunResult) -> str:
 SHOWN_SCENARIOS = 3
 
 
+def where(scenarios: list[str] | tuple[str, ...], limit: int = SHOWN_SCENARIOS) -> str:
+    """The first few scenarios, then "and N more"."""
+    more = len(scenarios) - limit
+    return ", ".join(scenarios[:limit]) + (f" and {more} more" if more > 0 else "")
+
+
 @dataclass
 class RuleFailure:
     """One failing rule, once: the scenarios it failed in and the evidence of the first."""
@@ -65,9 +71,7 @@ class RuleFailure:
 
     @property
     def where(self) -> str:
-        shown = ", ".join(self.scenarios[:SHOWN_SCENARIOS])
-        more = len(self.scenarios) - SHOWN_SCENARIOS
-        return shown + (f" and {more} more" if more > 0 else "")
+        return where(self.scenarios)
 
 
 @dataclass

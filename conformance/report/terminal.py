@@ -115,17 +115,15 @@ class LiveProgress:
 
 def failure_lines(result: RunResult, limit: int = 3) -> list[str]:
     """The failing rules, one entry each: level, title, where (and how many more), the first message."""
-    from conformance.report.common import rule_title
+    from conformance.report.common import rule_title, where
 
     lines = []
     for v in result.rule_verdicts():
         if v.outcome not in ("failed", "error"):
             continue
-        where = ", ".join(v.scenarios[:limit]) + (f" and {len(v.scenarios) - limit} more" if len(v.scenarios) > limit
-                                                   else "")
         gate = "" if v.gating else "  (does not fail the run)"
         lines.append(f"{v.outcome.value.upper():6} {v.rule} [{v.level}] {rule_title(v.rule)}{gate}")
-        lines.append(f"       in {where}")
+        lines.append(f"       in {where(v.scenarios, limit)}")
         for text in v.message.splitlines()[:2]:
             lines.append(f"       {text}")
     return lines
