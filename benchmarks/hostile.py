@@ -3,14 +3,15 @@ side by side with a run against the bundled reference server, in one run.
 
     python benchmarks/hostile.py [--timeout 2]
 
-Each run is its own process, measured by GNU time (peak RSS of that process alone: the servers run
-elsewhere). The reference run is the full suite; hostile runs are the full suite too, so the
+Each run is its own process, capped at 3 GiB of address space and measured by GNU time (peak RSS of
+that process alone: the servers run elsewhere). The reference run is the full suite; hostile runs are the full suite too, so the
 figures compare like with like.
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import subprocess
 import sys
 import tempfile
@@ -21,6 +22,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from conformance.servers import reference  # noqa: E402
 from tests.hostile.servers import SERVERS, HostileServer, bomb  # noqa: E402
 
+MEMORY_CAP = 3 * 1024**3  # address space of each measured run: a regression fails there, not on the machine
+
+
+def _cap_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
 
 def measure(base_url: str, timeout: float, model: str | None) -> tuple[float, float, int]:
     """(peak RSS in MB, wall seconds, exit code) of one full run."""
@@ -29,7 +36,7 @@ def measure(base_url: str, timeout: float, model: str | None) -> tuple[float, fl
                 "--base-url", base_url, "--timeout", str(timeout), "--report-dir", out]
         if model:
             argv += ["--model", model]
-        code = subprocess.run(argv, capture_output=True, check=False, timeout=1800).returncode
+        code = subprocess.run(argv, capture_output=True, check=False, timeout=1800, preexec_fn=_cap_memory).returncode
         rss_kb, wall = stats.read().split()[-2:]
     return int(rss_kb) / 1024, float(wall), code
 
