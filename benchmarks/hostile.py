@@ -29,13 +29,15 @@ def _cap_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
-def measure(base_url: str, timeout: float, model: str | None) -> tuple[float, float, int]:
+def measure(base_url: str, timeout: float, model: str | None, key: str | None = None) -> tuple[float, float, int]:
     """(peak RSS in MB, wall seconds, exit code) of one full run."""
     with tempfile.TemporaryDirectory() as out, tempfile.NamedTemporaryFile("r", suffix=".time") as stats:
         argv = ["/usr/bin/time", "-f", "%M %e", "-o", stats.name, sys.executable, "-m", "conformance", "run",
                 "--base-url", base_url, "--timeout", str(timeout), "--report-dir", out]
         if model:
             argv += ["--model", model]
+        if key:
+            argv += ["--api-key", key]
         code = subprocess.run(argv, capture_output=True, check=False, timeout=1800, preexec_fn=_cap_memory).returncode
         rss_kb, wall = stats.read().split()[-2:]
     return int(rss_kb) / 1024, float(wall), code
@@ -51,7 +53,8 @@ def main() -> None:
         rows.append(("reference server", *measure(ref.base_url, args.timeout, None)))
     for name, behaviour in SERVERS.items():
         with HostileServer(behaviour) as server:
-            rows.append((name, *measure(server.base_url, args.timeout, "m")))
+            key = "sk-bench-echo-0123456789" if name == "echo-key" else None  # it answers 401 without one
+            rows.append((name, *measure(server.base_url, args.timeout, "m", key)))
     base = rows[0][1]
     print(f"full suite, --timeout {args.timeout:g}; peak RSS of the suite's process")
     print("| server | peak RSS | vs reference | wall time | exit |\n|---|---:|---:|---:|---:|")
