@@ -121,21 +121,26 @@ def inspect(stream: Path, request: Path | None, headers: Path | None, path: str 
 @click.option("--timeout", envvar="CONFORMANCE_TIMEOUT", default="120", show_default=True,
               help="Seconds one response may take in all (first byte at most 60, between reads at most 30).")
 @click.option("--workers", envvar="CONFORMANCE_WORKERS", default="4", show_default=True,
-              help="Independent scenarios run at once.")
+              help="Independent scenarios run at once (scenarios that measure the server alone still run alone).")
+@click.option("--run-timeout", envvar="CONFORMANCE_RUN_TIMEOUT",
+              help="Seconds the whole run may take (default: ten times --timeout, at least 300); past it the run "
+              "ends with what it has, marked incomplete, and fails.")
 @click.option("-v", "--verbose", is_flag=True, help="Also show each scenario as it starts and each finding.")
 @click.option("--show-config", is_flag=True, help="Print the resolved settings (the key masked) and exit.")
 @click.pass_context
 def run(ctx: click.Context, base_url: str | None, model: str | None, api_key: str | None, expect: str | None,
         categories: tuple[str, ...], rule_ids: tuple[str, ...], scenarios: tuple[str, ...], profile: str, strict: bool,
-        baseline: str | None, report_dir: str, timeout: str, workers: str, verbose: bool, show_config: bool) -> None:
+        baseline: str | None, report_dir: str, timeout: str, workers: str, run_timeout: str | None, verbose: bool,
+        show_config: bool) -> None:
     """Run the live suite against a server (or the bundled reference server), with progress as it goes."""
     from conformance.settings import build_settings, load_config, show
 
     given: dict[str, Any] = {"base-url": base_url, "api-key": api_key, "model": model, "profile": profile, "expect": expect,
              "category": list(categories), "rule": list(rule_ids), "scenario": list(scenarios), "strict": strict,
-             "baseline": baseline, "report-dir": report_dir, "timeout": timeout, "workers": workers}
+             "baseline": baseline, "report-dir": report_dir, "timeout": timeout, "workers": workers,
+             "run-timeout": run_timeout}
     params = {"base-url": "base_url", "api-key": "api_key", "category": "categories", "rule": "rule_ids",
-              "scenario": "scenarios", "report-dir": "report_dir"}
+              "scenario": "scenarios", "report-dir": "report_dir", "run-timeout": "run_timeout"}
     try:
         config, source = load_config()
         for key, value in config.items():  # the file fills what neither a flag nor the environment set
@@ -146,7 +151,8 @@ def run(ctx: click.Context, base_url: str | None, model: str | None, api_key: st
                                   profile=given["profile"], expect=given["expect"], rules=given["rule"],
                                   categories=given["category"], scenarios=given["scenario"], strict=given["strict"],
                                   baseline=given["baseline"], report_dir=given["report-dir"],
-                                  timeout=given["timeout"], workers=given["workers"])
+                                  timeout=given["timeout"], workers=given["workers"],
+                                  run_timeout=given["run-timeout"])
     except ConformanceError as exc:
         raise UsageFailure(str(exc)) from None
     if show_config:

@@ -48,6 +48,11 @@ class Limits:
     total: float = 120.0
     max_bytes: int = DEFAULT_MAX_BYTES  # raw bytes on the wire, and the decoded body, each
     max_header_bytes: int = MAX_HEADER_BYTES
+    answer: float | None = None  # the refusal deadline: a status, and for a 2xx its first event, within this
+    total_name: str = "total timeout"  # "run timeout" when the run's own bound clipped the total
+
+
+REFUSAL_DEADLINE = "refusal deadline"
 
 
 @dataclass
@@ -142,16 +147,19 @@ class _Clock:
     def __init__(self, limits: Limits) -> None:
         self.start = time.monotonic()
         self.limits = limits
+        self.answered = limits.answer is None  # set once the answer has begun (see Limits.answer)
 
     def elapsed(self) -> float:
         return time.monotonic() - self.start
 
     def budget(self, phase: float, phase_name: str) -> tuple[float, str]:
         """The wait allowed now: the phase's own limit or what is left of the total, whichever is less."""
-        left = self.limits.total - self.elapsed()
+        left, name = self.limits.total - self.elapsed(), self.limits.total_name
+        if not self.answered and self.limits.answer is not None and self.limits.answer < self.limits.total:
+            left, name = self.limits.answer - self.elapsed(), REFUSAL_DEADLINE
         if left <= 0:
-            raise _Abort("total timeout")
-        return (phase, phase_name) if phase <= left else (left, "total timeout")
+            raise _Abort(name)
+        return (phase, phase_name) if phase <= left else (left, name)
 
 
 def _connect(base_url: str, limits: Limits, clock: _Clock) -> tuple[socket.socket, str]:
@@ -177,7 +185,7 @@ def _send_all(sock: socket.socket, data: bytes, limits: Limits, clock: _Clock) -
         try:
             sock.sendall(data[at:at + SEND_SIZE])
         except TimeoutError:
-            raise _Abort(name if name == "total timeout" else "send timeout") from None
+            raise _Abort(name if name in ("total timeout", "run timeout", REFUSAL_DEADLINE) else "send timeout") from None
         except OSError:
             return False
     return True
@@ -203,9 +211,11 @@ def _recv(sock: socket.socket, got: _Reading, limits: Limits, clock: _Clock) -> 
 class _Watch:
     """The SSE events a scenario waits for (the first one, or N before it leaves the stream)."""
 
-    def __init__(self, req: Request) -> None:
+    def __init__(self, req: Request, clock: _Clock) -> None:
         self.req = req
-        self.decoder = SSEDecoder() if req.stop_after_events is not None or req.first_event is not None else None
+        self.clock = clock
+        wanted = req.stop_after_events is not None or req.first_event is not None or not clock.answered
+        self.decoder = SSEDecoder() if wanted else None
         self.seen = 0
 
     def feed(self, piece: bytes, limits: Limits) -> bool:
@@ -216,6 +226,8 @@ class _Watch:
             self.seen += len(self.decoder.feed(piece))
         except WireError:  # a giant line: the checks report it from the body
             raise _Abort("line cap") from None
+        if self.seen:
+            self.clock.answered = True
         req = self.req
         if self.seen and req.first_event is not None:
             req.first_event.set()
@@ -251,7 +263,7 @@ def _exchange_http11(sock: socket.socket, authority: str, target: str, req: Requ
         out += conn.send(h11.Data(data=content)) or b""
     out += conn.send(h11.EndOfMessage()) or b""
     _send_all(sock, out, limits, clock)
-    watch = _Watch(req)
+    watch = _Watch(req, clock)
     decoder: Decoder | None = None
     while True:
         try:
@@ -270,6 +282,8 @@ def _exchange_http11(sock: socket.socket, authority: str, target: str, req: Requ
             got.version = f"HTTP/{event.http_version.decode()}"
             got.headers = tuple((k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in event.headers)
             decoder = Decoder(_header(got.headers, "content-encoding"), limits.max_bytes)
+            if not 200 <= event.status_code < 300 or "event-stream" not in (_header(got.headers, "content-type") or ""):
+                clock.answered = True  # a refusal, or a body that is not a stream: its status is the answer
             if decoder.unknown:
                 got.obs["error"] = f"content-encoding {', '.join(decoder.unknown)} kept undecoded"
         elif isinstance(event, h11.Data) and decoder is not None:

@@ -53,6 +53,8 @@ class RunResult:
     scenarios: list[dict[str, Any]] = field(default_factory=list)
     stale_baseline: list[dict[str, str]] = field(default_factory=list)
     strict: bool = False
+    incomplete: dict[str, Any] | None = None  # the run timeout ended the run: {"reason", "not_run"}
+    tokens: dict[str, int] = field(default_factory=dict)  # completion tokens asked for and received
 
     def summary(self) -> dict[str, Any]:
         counts = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
@@ -63,11 +65,13 @@ class RunResult:
             if entry.outcome == "failed" and not entry.known:
                 by_level[entry.level] += 1
         return {**counts, "failed_by_level": by_level, "known_failures": sum(c.known for c in self.checks),
-                "stale_baseline": len(self.stale_baseline), "verdict": "fail" if self.failed_gate() else "pass"}
+                "stale_baseline": len(self.stale_baseline), "verdict": "fail" if self.failed_gate() else "pass",
+                "complete": self.incomplete is None, "tokens": dict(self.tokens)}
 
     def failed_gate(self) -> bool:
-        """Whether the run fails: must failures (and should, with strict), errors, stale baseline."""
-        return any(v.gating for v in self.rule_verdicts())
+        """Whether the run fails: must failures (and should, with strict), errors, stale baseline, or a run the
+        run timeout ended before every scenario was judged."""
+        return self.incomplete is not None or any(v.gating for v in self.rule_verdicts())
 
     def rule_verdicts(self) -> list[RuleVerdict]:
         """Each judged rule's verdict across the scenarios, in rulebook order (stale baseline entries fail)."""
@@ -94,7 +98,7 @@ class RunResult:
             "summary": self.summary(), "checks": [asdict(c) for c in self.checks],
             "rules": [{"rule": v.rule, "level": v.level.value, "outcome": v.outcome.value, "gating": v.gating,
                        "scenarios": list(v.scenarios), "message": v.message} for v in self.rule_verdicts()],
-            "scenarios": self.scenarios, "stale_baseline": self.stale_baseline,
+            "scenarios": self.scenarios, "stale_baseline": self.stale_baseline, "incomplete": self.incomplete,
         }
 
 
@@ -123,7 +127,8 @@ def from_json(doc: dict[str, Any]) -> RunResult:
     """A ``RunResult`` back from a results.json document (the action's summary reads it)."""
     result = RunResult(tool=doc["tool"], target=doc["target"], started_at=doc["started_at"],
                        duration_s=doc.get("duration_s", 0.0), strict=doc.get("strict", False),
-                       scenarios=doc.get("scenarios", []), stale_baseline=doc.get("stale_baseline", []))
+                       scenarios=doc.get("scenarios", []), stale_baseline=doc.get("stale_baseline", []),
+                       incomplete=doc.get("incomplete"), tokens=dict((doc.get("summary") or {}).get("tokens") or {}))
     known = CheckEntry.__dataclass_fields__
     result.checks = [CheckEntry(**{k: v for k, v in c.items() if k in known}) for c in doc.get("checks", [])]
     return result

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RULESET_VERSION = "2"  # bumped whenever a rule is added or retired or its meaning changes; in every report
+RULESET_VERSION = "3"  # bumped whenever a rule is added or retired or its meaning changes; in every report
 # 2: TRN-014 (every request gets a response; nothing passes without one), judging caps under TRN-011.
+# 3: ERR-017 (bad input is refused within the refusal deadline), ERR-018 (a burst is answered or refused, not
+#    queued without a bound); TRN-014 leaves a request cut at the refusal deadline to ERR-017.
 
 CATEGORIES = (
     "transport", "framing", "chunks", "finish", "usage", "tools", "reasoning", "structured",
@@ -256,6 +258,13 @@ RULES: tuple[Rule, ...] = (
     _r("ERR-014", "errors", "should", "both", "429 carries Retry-After", f"{WIRE} §5; {STRICT} start"),
     _r("ERR-015", "errors", "should", "both", "An oversized body gets 413", f"{STRICT} images"),
     _r("ERR-016", "errors", "must", "both", "The server still answers after a bad request", f"{STRICT} start"),
+    _r("ERR-017", "errors", "should", "both",
+       "Bad input is refused before the work: a status (and for a 2xx its first event) within the refusal deadline",
+       f"{STRICT} start (limits enforced before prompt rendering and tokenization); "
+       f"{WIRE} §5 (a prompt beyond the context is reported before anything is generated)", "H1"),
+    _r("ERR-018", "errors", "advisory", "stream",
+       "Requests beyond the server's capacity are refused (429) or started, not queued without a bound",
+       f"{STRICT} start (one generation plus a queue of four; more get 429)"),
     # cancellation
     _r("CAN-001", "cancellation", "must", "stream", "A disconnect frees the generation",
        f"{NPU} cancellation", "J1", "J2", "J5", "J8", "J14"),

@@ -45,12 +45,46 @@ PERSON = {"type": "object", "additionalProperties": False, "required": ["name", 
                                                                               "maximum": 150}}}
 
 
+DEFAULT_CONTEXT = 262_144  # the largest context seed 001 names (256K), for a server that states none
+MAX_OVERFLOW_WORDS = 1_300_000  # about 7.8 MB: the over-context prompt stays well under the oversized body
+CONTEXT_FIELDS = ("max_model_len", "context_length", "max_context_length", "loaded_context_length", "context_window",
+                  "max_context", "n_ctx", "contextWindow")
+
+
 @dataclass(frozen=True)
 class Context:
     """What a scenario needs to build its request."""
 
     model: str
     profile: str = "openai"
+    context_tokens: int | None = None  # the context length the server states (None: it states none)
+
+
+def context_tokens(doc: Any, model: str) -> int | None:
+    """The context length, in tokens, that a model list (the entry of ``model``) or a status document states:
+    vLLM's ``max_model_len``, LM Studio's ``max_context_length``, llama.cpp's ``meta.n_ctx_train``, seed 001's
+    ``/health`` ``max_context``, and the like; None when it states none."""
+    if isinstance(doc, dict) and isinstance(doc.get("data"), list):
+        entries = [e for e in doc["data"] if isinstance(e, dict) and e.get("id") == model]
+        return context_tokens(entries[0], model) if entries else None
+    if not isinstance(doc, dict):
+        return None
+    places = [doc, doc.get("meta"), doc.get("limit"), doc.get("default_generation_settings")]
+    for place in places:
+        if not isinstance(place, dict):
+            continue
+        for key in (*CONTEXT_FIELDS, "n_ctx_train", "context"):
+            value = place.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 100_000_000:
+                return value
+    return None
+
+
+def overflow_words(ctx: Context) -> int:
+    """Words of the over-context prompt: a quarter more than the stated context (each word is at least one token
+    in any tokenizer), or than ``DEFAULT_CONTEXT`` when none is stated; at most ``MAX_OVERFLOW_WORDS``."""
+    tokens = ctx.context_tokens or DEFAULT_CONTEXT
+    return min(MAX_OVERFLOW_WORDS, tokens + max(1024, tokens // 4))
 
 
 @dataclass(frozen=True)
@@ -78,82 +112,107 @@ def _raw(ctx: Context, content: bytes, intent: Intent, content_type: str = "appl
     return Request(content=content, intent=intent, headers={"Content-Type": content_type})
 
 
+OVERSIZED_BYTES = 16 * 1024 * 1024
+ANSWER = 32  # a short answer's cap: "Say hello in one short sentence." ends well within it
+CALL = 64  # room for one tool call in any template's markup
+THINK = 128  # reasoning before a short answer
+JSON = 96  # a small JSON object, whole
+
+
 def _scenarios() -> list[Scenario]:
     s = Scenario
     usage: dict[str, Any] = {"stream_options": {"include_usage": True}}
     return [
         # transport, framing, chunks, finish, usage
-        s("stream-plain", "framing", lambda c: chat(c, HELLO, headers={"X-Request-ID": "conformance-plain-1"}),
+        s("stream-plain", "framing", lambda c: chat(c, HELLO, max_tokens=ANSWER, headers={"X-Request-ID": "conformance-plain-1"}),
           description="A plain streamed answer."),
-        s("stream-usage", "usage", lambda c: chat(c, HELLO, **usage), needs="usage",
+        s("stream-usage", "usage", lambda c: chat(c, HELLO, max_tokens=ANSWER, **usage), needs="usage",
           description="stream_options.include_usage: one usage chunk after the finish."),
         s("stream-long", "transport", lambda c: chat(c, LONG, max_tokens=48, intent=Intent.EXPECT_LENGTH, **usage),
           description="A long answer cut by max_tokens 48: length, incremental delivery, usage within the cap."),
-        s("non-stream", "chunks", lambda c: chat(c, HELLO, stream=False), description="stream: false."),
-        s("no-stream-field", "transport", lambda c: chat(c, HELLO, stream=None),
+        s("non-stream", "chunks", lambda c: chat(c, HELLO, stream=False, max_tokens=ANSWER), description="stream: false."),
+        s("no-stream-field", "transport", lambda c: chat(c, HELLO, stream=None, max_tokens=ANSWER),
           description="No stream field at all: the answer must not stream."),
         s("max-tokens", "finish", lambda c: chat(c, LONG, max_tokens=5, intent=Intent.EXPECT_LENGTH, **usage),
           description="max_tokens 5 on a long answer: finish length, completion_tokens <= 5."),
         s("max-completion-tokens", "finish", lambda c: chat(c, LONG, stream=False, max_completion_tokens=5,
                                                             intent=Intent.EXPECT_LENGTH),
           description="max_completion_tokens 5, non-stream."),
-        s("stop-sequence", "finish", lambda c: chat(c, HELLO, stop=[" "]),
+        s("stop-sequence", "finish", lambda c: chat(c, HELLO, stop=[" "], max_tokens=ANSWER),
           description="stop [' ']: the answer ends before the first space."),
-        s("n-two", "chunks", lambda c: chat(c, HELLO, n=2, intent=Intent.N),
+        s("n-two", "chunks", lambda c: chat(c, HELLO, n=2, max_tokens=ANSWER, intent=Intent.N),
           description="n: 2, honored with two choices or refused with a 4xx envelope."),
         # tools
-        s("tools-auto", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="auto"), needs="tools"),
-        s("tools-required", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="required"),
+        s("tools-auto", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="auto", max_tokens=CALL),
           needs="tools"),
+        s("tools-required", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="required",
+                                                        max_tokens=CALL), needs="tools"),
         s("tools-named", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER, TIME], tool_choice={
-            "type": "function", "function": {"name": "get_weather"}}), needs="tools"),
-        s("tools-none", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="none"), needs="tools"),
-        s("tools-parallel", "tools", lambda c: chat(c, ASK_BOTH, tools=[WEATHER, TIME], parallel_tool_calls=True),
+            "type": "function", "function": {"name": "get_weather"}}, max_tokens=CALL), needs="tools"),
+        s("tools-none", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="none", max_tokens=CALL),
+          needs="tools"),
+        s("tools-parallel", "tools", lambda c: chat(c, ASK_BOTH, tools=[WEATHER, TIME], parallel_tool_calls=True,
+                                                    max_tokens=2 * CALL),
           needs="tools"),
         s("tools-parallel-false", "tools", lambda c: chat(c, ASK_BOTH, tools=[WEATHER, TIME],
-                                                          parallel_tool_calls=False), needs="tools"),
+                                                          parallel_tool_calls=False, max_tokens=2 * CALL),
+          needs="tools"),
         s("tools-nested", "tools", lambda c: chat(c, [{"role": "user", "content": "Book a trip to Oslo for Ada."}],
-                                                  tools=[NESTED], tool_choice="required"), needs="tools"),
+                                                  tools=[NESTED], tool_choice="required", max_tokens=2 * CALL),
+          needs="tools"),
         s("tools-non-stream", "tools", lambda c: chat(c, ASK_WEATHER, stream=False, tools=[WEATHER],
-                                                      tool_choice="required"), needs="tools"),
+                                                      tool_choice="required", max_tokens=CALL), needs="tools"),
         s("tools-roundtrip", "tools", lambda c: chat(c, ASK_WEATHER + [
             {"role": "assistant", "content": None, "tool_calls": [{"id": "call_rt1", "type": "function", "function": {
                 "name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
             {"role": "tool", "tool_call_id": "call_rt1", "content": '{"sky": "sunny", "celsius": 21}'}],
-            tools=[WEATHER]), needs="tools", description="A tool result sent back: the next turn answers."),
+            tools=[WEATHER], max_tokens=CALL), needs="tools", description="A tool result sent back: the next turn answers."),
         s("tools-cut-by-length", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="required",
                                                          max_tokens=3, intent=Intent.EXPECT_LENGTH), needs="tools"),
         # reasoning and structured output
-        s("reasoning", "reasoning", lambda c: chat(c, HELLO, reasoning_effort="low"), needs="reasoning"),
-        s("reasoning-none", "reasoning", lambda c: chat(c, HELLO, reasoning_effort="none"), needs="reasoning"),
+        s("reasoning", "reasoning", lambda c: chat(c, HELLO, reasoning_effort="low", max_tokens=THINK),
+          needs="reasoning"),
+        s("reasoning-none", "reasoning", lambda c: chat(c, HELLO, reasoning_effort="none", max_tokens=THINK),
+          needs="reasoning"),
         s("reasoning-roundtrip", "reasoning", lambda c: chat(c, HELLO + [
             {"role": "assistant", "content": "Hello!", "reasoning_content": "The user greets me."},
-            {"role": "user", "content": "Say it again."}], reasoning_effort="low"), needs="reasoning"),
+            {"role": "user", "content": "Say it again."}], reasoning_effort="low", max_tokens=THINK),
+          needs="reasoning"),
         s("json-object", "structured", lambda c: chat(c, [{"role": "user", "content": "Reply with a JSON object "
                                                            "describing a cat."}],
-                                                      response_format={"type": "json_object"}), needs="structured"),
+                                                      response_format={"type": "json_object"}, max_tokens=JSON),
+          needs="structured"),
         s("json-schema-strict", "structured", lambda c: chat(c, [{"role": "user", "content": "Give a person as JSON."}],
                                                              response_format={"type": "json_schema", "json_schema": {
-                                                                 "name": "person", "schema": PERSON, "strict": True}}),
+                                                                 "name": "person", "schema": PERSON, "strict": True}},
+                                                             max_tokens=JSON),
           needs="structured"),
         # errors before the stream (each followed by a plain request)
         s("error-malformed-json", "errors", lambda c: _raw(c, b'{"model": "x", "messages": [', Intent.MALFORMED_JSON),
           kind="followup"),
-        s("error-wrong-type", "errors", lambda c: chat(c, "hello", intent=Intent.WRONG_TYPE),  # type: ignore[arg-type]
+        s("error-wrong-type", "errors",
+          lambda c: chat(c, "hello", max_tokens=ANSWER, intent=Intent.WRONG_TYPE),  # type: ignore[arg-type]
           kind="followup"),
-        s("error-bad-value", "errors", lambda c: chat(c, HELLO, temperature="hot", intent=Intent.BAD_VALUE),
+        s("error-bad-value", "errors",
+          lambda c: chat(c, HELLO, temperature="hot", max_tokens=ANSWER, intent=Intent.BAD_VALUE),
           kind="followup"),
-        s("error-missing-messages", "errors", lambda c: Request(body={"model": c.model, "stream": True},
+        s("error-missing-messages", "errors", lambda c: Request(body={"model": c.model, "stream": True, "max_tokens": ANSWER},
                                                                 intent=Intent.MISSING_MESSAGES), kind="followup"),
-        s("error-unknown-parameter", "errors", lambda c: chat(c, HELLO, temperatur=0.2, intent=Intent.UNKNOWN_PARAMETER),
+        s("error-unknown-parameter", "errors", lambda c: chat(c, HELLO, temperatur=0.2, max_tokens=ANSWER,
+                                                                  intent=Intent.UNKNOWN_PARAMETER),
           kind="followup"),
         s("error-unknown-model", "errors", lambda c: Request(body={
-            "model": "conformance-no-such-model", "messages": HELLO, "stream": True}, intent=Intent.UNKNOWN_MODEL),
+            "model": "conformance-no-such-model", "messages": HELLO, "stream": True, "max_tokens": ANSWER},
+            intent=Intent.UNKNOWN_MODEL),
           kind="followup"),
-        s("error-context-overflow", "errors", lambda c: chat(c, [{"role": "user", "content": "hello " * 600_000}],
-                                                             intent=Intent.CONTEXT_OVERFLOW), kind="followup"),
-        s("error-oversized", "errors", lambda c: chat(c, [{"role": "user", "content": "x" * (16 * 1024 * 1024)}],
-                                                      intent=Intent.OVERSIZED), kind="followup"),
+        s("error-context-overflow", "errors", lambda c: chat(c, [{"role": "user",
+                                                              "content": "hello " * overflow_words(c)}],
+                                                             max_tokens=16, intent=Intent.CONTEXT_OVERFLOW),
+          kind="followup", description="A prompt a quarter beyond the context the server states (else 256K tokens)."),
+        s("error-oversized", "errors", lambda c: chat(c, HELLO, user="x" * OVERSIZED_BYTES, max_tokens=ANSWER,
+                                                      intent=Intent.OVERSIZED), kind="followup",
+          description="A 16 MiB body, its bulk in the user field: the size is what is refused (413), and a server "
+          "without a body limit parses it and answers rather than tokenizing 16 MiB."),
         s("error-wrong-content-type", "errors", lambda c: _raw(c, b"hello", Intent.WRONG_CONTENT_TYPE, "text/plain"),
           kind="followup"),
         # cancellation
@@ -168,14 +227,15 @@ def _scenarios() -> list[Scenario]:
         s("queue-full", "errors", lambda c: chat(c, LONG, max_tokens=3000), kind="burst",
           description="Twelve long streams at once: a server with a bounded queue answers 429 with Retry-After."),
         # transport over HTTP/1.0
-        s("http10", "transport", lambda c: chat(c, HELLO), kind="http10",
+        s("http10", "transport", lambda c: chat(c, HELLO, max_tokens=ANSWER), kind="http10",
           description="An HTTP/1.0 request: no Transfer-Encoding, a close-delimited body."),
         # models and Ollama
         s("models", "models", lambda c: Request(method="GET", path="/v1/models")),
-        s("ollama-chat", "ollama", lambda c: Request(path="/api/chat", body={"model": c.model, "messages": HELLO}),
+        s("ollama-chat", "ollama", lambda c: Request(path="/api/chat", body={"model": c.model, "messages": HELLO,
+                                                                                 "options": {"num_predict": ANSWER}}),
           needs="ollama"),
         s("ollama-generate", "ollama", lambda c: Request(path="/api/generate", body={
-            "model": c.model, "prompt": "Say hello."}), needs="ollama"),
+            "model": c.model, "prompt": "Say hello.", "options": {"num_predict": ANSWER}}), needs="ollama"),
         s("ollama-tags", "ollama", lambda c: Request(method="GET", path="/api/tags"), needs="ollama"),
     ]
 

@@ -35,9 +35,35 @@ def capability_names() -> tuple[str, ...]:
     return CAPABILITIES
 
 
+REFUSAL_S = 10.0
+QUEUE_WAIT_S = 5.0
+RUN_TIMEOUT_FLOOR_S = 300.0
+
+
 def derive_limits(timeout: float) -> Limits:
     """The per-request limits a ``--timeout`` gives: total, first byte (at most 60 s), between reads (30 s)."""
     return Limits(total=timeout, idle=min(30.0, timeout), first_byte=min(60.0, timeout))
+
+
+def refusal_deadline(timeout: float) -> float:
+    """How long a request the server must refuse may go without its answer beginning: min(10 s, --timeout).
+
+    A refusal needs no generation (seed 001 enforces its limits before rendering and tokenization; seed 003
+    reports a prompt beyond the context before anything is generated), so a server still silent, or
+    streaming only keep-alive comments, after it is doing the work it should have refused (ERR-017)."""
+    return min(REFUSAL_S, timeout)
+
+
+def queue_wait(timeout: float, plain_first_event_s: float | None = None) -> float:
+    """How long the burst waits for each request to start or be refused: 5 s, or twice the time the plain
+    stream took to its first event when that was longer, and never more than the first-byte limit."""
+    wait = max(QUEUE_WAIT_S, 2 * (plain_first_event_s or 0.0))
+    return min(wait, derive_limits(timeout).first_byte)
+
+
+def default_run_timeout(timeout: float) -> float:
+    """The bound on a whole run when ``--run-timeout`` is not given: ten responses' worth, at least 5 minutes."""
+    return max(RUN_TIMEOUT_FLOOR_S, 10 * timeout)
 
 
 @dataclass(frozen=True)
@@ -59,6 +85,12 @@ class Settings:
     workers: int = DEFAULT_WORKERS
     wire_log: bool = True
     limits: Limits = field(default_factory=lambda: derive_limits(DEFAULT_TIMEOUT))
+    run_timeout: float = field(default_factory=lambda: default_run_timeout(DEFAULT_TIMEOUT))
+
+    @property
+    def refusal(self) -> Limits:
+        """The limits of a request the server must refuse (``refusal_deadline``)."""
+        return replace(self.limits, answer=refusal_deadline(self.timeout))
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -76,13 +108,13 @@ def _split(value: str | list[str] | tuple[str, ...] | frozenset[str] | None) -> 
     return [v.strip() for v in items if v.strip()]
 
 
-def _timeout(value: Any) -> float:
+def _timeout(value: Any, flag: str = "--timeout") -> float:
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise ConfigError(f"--timeout {value!r} is not a number of seconds") from None
+        raise ConfigError(f"{flag} {value!r} is not a number of seconds") from None
     if not math.isfinite(number) or number < 1:
-        raise ConfigError(f"--timeout {value!r} must be a finite number of seconds, at least 1")
+        raise ConfigError(f"{flag} {value!r} must be a finite number of seconds, at least 1")
     return number
 
 
@@ -131,7 +163,7 @@ def build_settings(*, base_url: str | None = None, api_key: str | None = None, m
                    profile: str | None = None, expect: Any = None, rules: Any = None, categories: Any = None,
                    scenarios: Any = None, strict: bool = False, baseline: str | Path | None = None,
                    report_dir: str | Path | None = None, timeout: Any = None, workers: Any = None,
-                   wire_log: bool = True) -> Settings:
+                   wire_log: bool = True, run_timeout: Any = None) -> Settings:
     """Validate raw option values (strings from flags or the environment) into ``Settings``."""
     from conformance.baseline import load_baseline
     from conformance.scenarios import BY_NAME
@@ -149,6 +181,7 @@ def build_settings(*, base_url: str | None = None, api_key: str | None = None, m
     if bad:
         raise ConfigError(f"unknown scenario {bad[0]!r}; `conformance scenarios` lists them")
     seconds = _timeout(DEFAULT_TIMEOUT if timeout in (None, "") else timeout)
+    whole = default_run_timeout(seconds) if run_timeout in (None, "") else _timeout(run_timeout, "--run-timeout")
     known: tuple[tuple[str, str], ...] = ()
     base = Path(baseline) if baseline not in (None, "") else None
     if base is not None:
@@ -161,11 +194,11 @@ def build_settings(*, base_url: str | None = None, api_key: str | None = None, m
                     scenarios=frozenset(chosen) or None, strict=bool(strict), baseline=base, known_failures=known,
                     report_dir=out, timeout=seconds,
                     workers=_workers(DEFAULT_WORKERS if workers in (None, "") else workers),
-                    wire_log=wire_log, limits=derive_limits(seconds))
+                    wire_log=wire_log, limits=derive_limits(seconds), run_timeout=whole)
 
 
 CONFIG_KEYS = ("base-url", "api-key", "model", "profile", "expect", "category", "rule", "scenario", "strict",
-               "baseline", "report-dir", "timeout", "workers")
+               "baseline", "report-dir", "timeout", "workers", "run-timeout")
 CONFIG_FILE = "conformance.toml"
 
 
@@ -212,7 +245,7 @@ def _typed(key: str, value: Any, path: Path) -> Any:
         if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
             raise ConfigError(f"{key} in {str(path)!r} must be a string or a list of strings")
         return ",".join(items) if key == "expect" else items
-    if key in ("timeout", "workers"):
+    if key in ("timeout", "workers", "run-timeout"):
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
             raise ConfigError(f"{key} in {str(path)!r} must be a number")
         return value
@@ -231,5 +264,5 @@ def show(settings: Settings, source: str | None = None) -> str:
              "scenarios": ",".join(sorted(settings.scenarios)) if settings.scenarios else "(what the rules need)",
              "strict": str(settings.strict).lower(), "baseline": str(settings.baseline or "(none)"),
              "report-dir": str(settings.report_dir), "timeout": f"{settings.timeout:g}",
-             "workers": str(settings.workers)}
+             "workers": str(settings.workers), "run-timeout": f"{settings.run_timeout:g}"}
     return "\n".join(lines + [f"{k} = {v}" for k, v in shown.items()])

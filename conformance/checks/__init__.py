@@ -147,7 +147,7 @@ def evaluate(a: Analysis, rule_ids: Iterable[str] | None = None) -> list[Verdict
     return verdicts
 
 
-ANSWERLESS_RULES = frozenset({"TRN-014", "TRN-010", "TRN-011", "FUZ-004", "FUZ-006"})  # they judge the absence
+ANSWERLESS_RULES = frozenset({"TRN-014", "TRN-010", "TRN-011", "ERR-017", "FUZ-004", "FUZ-006"})  # they judge the absence
 
 
 def _unanswered(a: Analysis) -> str:

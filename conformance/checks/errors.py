@@ -7,6 +7,7 @@ from typing import Any
 
 from conformance.checks import Finding, check, finding, short
 from conformance.checks.conditions import bad_input, headers_known, openai_error_response
+from conformance.client import REFUSAL_DEADLINE
 from conformance.exchange import Analysis
 from conformance.model import Intent
 
@@ -79,7 +80,8 @@ def in_stream_error(a: Analysis) -> Iterator[Finding]:
 
 
 def _intent(name: str) -> Any:
-    return lambda a: a.exchange.intent == name
+    """The exchange is the scenario's of this intent, and it was answered (no status: TRN-014 or ERR-017 say why)."""
+    return lambda a: a.exchange.intent == name and a.exchange.status is not None
 
 
 def _code(a: Analysis) -> Any:
@@ -141,3 +143,24 @@ def still_answers(a: Analysis) -> Iterator[Finding]:
         yield finding(a, "ERR-016", f"a plain request afterwards got {status}", "200")
 
 
+@check("ERR-017", when=(bad_input,))
+def refused_promptly(a: Analysis) -> Iterator[Finding]:
+    obs = a.exchange.observations
+    if obs.aborted == REFUSAL_DEADLINE:
+        seen = (f"status {a.exchange.status} and no event" if a.exchange.status is not None
+                else "no status line")
+        yield finding(a, "ERR-017", f"{seen} after {obs.elapsed_s or 0:.1f} s: the server went on with the request",
+                      "a 4xx before any work (the refusal deadline is min(10 s, --timeout))",
+                      offset=len(a.exchange.body) or None,
+                      remedy="Check sizes, types and the context before rendering, tokenizing or generating.")
+
+
+@check("ERR-018", when=(lambda a: a.exchange.observations.burst is not None,))
+def bounded_queue(a: Analysis) -> Iterator[Finding]:
+    burst = a.exchange.observations.burst
+    assert burst is not None
+    if burst.queued and not burst.refused:  # some queued and some refused: a bounded queue (seed 001's 1 + 4)
+        yield finding(a, "ERR-018", f"{burst.queued} of {burst.sent} streams neither started nor were refused within "
+                      f"{burst.wait_s:g} s ({burst.started} started, none refused)",
+                      "each request started or refused (429) at once: a bounded queue",
+                      remedy="Bound the queue and answer 429 with Retry-After beyond it (seed 001: --queue-limit).")

@@ -124,13 +124,13 @@ def _skip_reason(needs: str | None, caps: dict[str, dict[str, Any]], settings: S
 
 
 def judge_run(outcomes: list[Outcome], settings: Settings, model: str, *, tool: dict[str, str], started_at: str,
-              duration_s: float) -> RunResult:
+              duration_s: float, incomplete: dict[str, Any] | None = None) -> RunResult:
     """The ``RunResult`` of recorded outcomes: every chosen rule judged (or listed as skipped, with why)."""
     caps = capabilities(outcomes, settings.expect)
     rule_ids = settings.rules if settings.rules is not None else frozenset(r.id for r in RULES if r.category != "fuzz")
     result = RunResult(tool=tool, started_at=started_at, duration_s=duration_s, strict=settings.strict,
                        target={"base_url": settings.base_url, "model": model, "profile": settings.profile,
-                               "capabilities": caps})
+                               "capabilities": caps}, incomplete=incomplete, tokens=token_totals(outcomes))
     for outcome in outcomes:
         result.checks += judge(outcome, caps, settings, rule_ids)
         first = outcome.exchanges[0]
@@ -178,3 +178,59 @@ def _unjudged_reason(category: str, ran: set[str], caps: dict[str, dict[str, Any
     if not any(sc.category == category and sc.name in ran for sc in SCENARIOS):
         return f"no {category} scenario ran"
     return "no exchange of this run could show this rule (it applies to exchanges the server did not produce)"
+
+
+CAP_FIELDS = ("max_completion_tokens", "max_tokens")
+
+
+def token_totals(outcomes: list[Outcome]) -> dict[str, int]:
+    """Completion tokens of a run: ``asked``, the caps its requests set (``uncapped`` counts those that set
+    none); ``received``, what the answers used, from their usage where they report it, else counted as the
+    content-bearing chunks of the stream (``estimated`` counts those answers)."""
+    asked = uncapped = received = estimated = 0
+    for outcome in outcomes:
+        for ex in outcome.exchanges:
+            body = ex.request if isinstance(ex.request, dict) else None
+            if body is None or ex.method != "POST" or "messages" not in body and "prompt" not in body:
+                continue
+            options = body.get("options")
+            cap = next((body[k] for k in CAP_FIELDS if isinstance(body.get(k), int)), None)
+            if cap is None and isinstance(options, dict) and isinstance(options.get("num_predict"), int):
+                cap = options["num_predict"]
+            if cap is None:
+                uncapped += 1
+            else:
+                asked += max(cap, 0) * (body["n"] if isinstance(body.get("n"), int) and body["n"] > 0 else 1)
+            if ex.status is None or not 200 <= ex.status < 300:
+                continue
+            used, counted = _used(ex)
+            received += used
+            estimated += counted
+    return {"asked": asked, "received": received, "uncapped": uncapped, "estimated": estimated}
+
+
+def _used(ex: Exchange) -> tuple[int, int]:
+    """Completion tokens one answer used, and 1 when that is a count of chunks rather than a reported usage."""
+    a = analyze(ex)
+    if a.exchange.endpoint == "chat":
+        usage = a.assembled.usage
+        if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
+            return usage["completion_tokens"], 0
+        return sum(1 for p in a.payloads if p.kind == "chunk" and _carries_output(p.value)), 1
+    frames = [line.value for line in a.lines] if a.lines else [a.json_body]
+    for frame in reversed(frames):  # Ollama: the done frame's eval_count
+        if isinstance(frame, dict) and isinstance(frame.get("eval_count"), int):
+            return frame["eval_count"], 0
+    return sum(1 for f in frames if isinstance(f, dict) and f.get("done") is False), 1
+
+
+def _carries_output(value: Any) -> bool:
+    choices = value.get("choices") if isinstance(value, dict) else None
+    if not isinstance(choices, list):
+        return False
+    for choice in choices:
+        delta = choice.get("delta") if isinstance(choice, dict) else None
+        if isinstance(delta, dict) and any(delta.get(k) for k in ("content", "reasoning_content", "reasoning",
+                                                                    "tool_calls", "refusal")):
+            return True
+    return False

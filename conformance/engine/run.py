@@ -67,7 +67,7 @@ def _run_live(settings: Settings, reference: bool) -> Iterator[ev.Event]:
     def live() -> None:
         try:
             runner.discover()
-            bound = worst_case_seconds(settings.limits, settings.workers, names)
+            bound = min(settings.run_timeout, worst_case_seconds(settings.limits, settings.workers, names))
             events.put(ev.RunStarted(runner.base_url, runner.model, settings.profile, tuple(names), reference, bound))
             box.append(runner.record_all([BY_NAME[n] for n in names]))
             events.put(_DONE)
@@ -89,11 +89,16 @@ def _run_live(settings: Settings, reference: bool) -> Iterator[ev.Event]:
     thread.join()
     outcomes = box[0]
     duration = time.monotonic() - clock
+    incomplete = None
+    if runner.not_run:
+        incomplete = {"reason": f"the run timeout of {settings.run_timeout:g} s was reached",
+                      "not_run": sorted(runner.not_run, key=names.index)}
     if settings.report_dir is not None and settings.wire_log:
         wirelog.save(settings.report_dir, wirelog.WireRun(TOOL, started, duration, runner.model,
-                                                          settings_record(settings)),
+                                                          settings_record(settings), incomplete),
                      outcomes, Scrubber(settings.secrets))
-    result = judge_run(outcomes, settings, runner.model, tool=TOOL, started_at=started, duration_s=duration)
+    result = judge_run(outcomes, settings, runner.model, tool=TOOL, started_at=started, duration_s=duration,
+                       incomplete=incomplete)
     yield from verdict_events(result)
 
 
@@ -120,7 +125,7 @@ def settings_record(settings: Settings) -> dict[str, Any]:
     return {"base_url": settings.base_url, "profile": settings.profile, "expect": sorted(settings.expect),
             "rules": sorted(settings.rules) if settings.rules is not None else None, "strict": settings.strict,
             "known_failures": [list(k) for k in settings.known_failures], "timeout": settings.timeout,
-            "workers": settings.workers, "limits": asdict(settings.limits)}
+            "workers": settings.workers, "run_timeout": settings.run_timeout, "limits": asdict(settings.limits)}
 
 
 def rejudge(directory: Path, settings_changes: dict[str, Any] | None = None) -> Iterator[ev.Event]:
@@ -136,5 +141,5 @@ def rejudge(directory: Path, settings_changes: dict[str, Any] | None = None) -> 
     yield ev.RunStarted(str(settings.base_url), saved.model, settings.profile,
                         tuple(o.scenario.name for o in outcomes), False)
     result = judge_run(outcomes, settings, saved.model, tool=saved.tool, started_at=saved.started_at,
-                       duration_s=saved.duration_s)
+                       duration_s=saved.duration_s, incomplete=saved.incomplete)
     yield from verdict_events(result)

@@ -22,15 +22,17 @@ from conformance.client import Limits, Request, record, record_http10
 from conformance.engine import events as ev
 from conformance.errors import ConfigError, Unreachable
 from conformance.exchange import Exchange, analyze
-from conformance.model import Intent
-from conformance.model.observations import Disconnect, Followup
+from conformance.model import BAD_INPUT, Intent
+from conformance.model.observations import Burst, Disconnect, Followup
+from conformance.model.profiles import PROFILES
 from conformance.repro import MAX_INLINE_BODY, scenario_script
-from conformance.scenarios import HELLO, LONG, Context, Scenario, chat
-from conformance.settings import Settings
+from conformance.scenarios import HELLO, LONG, Context, Scenario, chat, context_tokens
+from conformance.settings import Settings, queue_wait
 
 HEAVY = frozenset({"error-context-overflow", "error-oversized"})
 ALONE = frozenset({"disconnect", "cancel", "burst"})
 BURST = 12
+RUN_TIMEOUT = "run timeout"
 Emit = Callable[[ev.Event], None]
 
 
@@ -57,6 +59,12 @@ class Runner:
         self.total = 0
         self.done = 0
         self._lock = threading.Lock()
+        self.deadline = time.monotonic() + settings.run_timeout  # the run's own bound (--run-timeout)
+        self.not_run: list[str] = []  # scenarios the run timeout left out or cut
+        self.context: int | None = None  # the context length the server states, in tokens
+        self.plain_first_event: float | None = None
+        served = "unknown-model-served" in PROFILES[settings.profile].allows
+        self.refuse = BAD_INPUT - {Intent.UNKNOWN_MODEL} if served else BAD_INPUT  # requests under the refusal deadline
 
     def close(self) -> None:
         """Nothing to release: every request has a connection of its own."""
@@ -64,7 +72,15 @@ class Runner:
     # -- requests --------------------------------------------------------------------------
 
     def send(self, req: Request, limits: Limits | None = None) -> Exchange:
-        return record(self.base_url, req, limits or self.settings.limits, self.settings.api_key)
+        if limits is None:
+            limits = self.settings.refusal if req.intent in self.refuse else self.settings.limits
+        left = self.deadline - time.monotonic()
+        if limits.total > left:  # the run's bound clips every request; what it cuts is not the server's
+            limits = replace(limits, total=max(left, 0.001), total_name=RUN_TIMEOUT)
+        return record(self.base_url, req, limits, self.settings.api_key)
+
+    def past_deadline(self) -> bool:
+        return time.monotonic() >= self.deadline
 
     def discover(self) -> str:
         """The model to use: --model, else the first id GET /v1/models lists. Raises ``Unreachable``."""
@@ -73,14 +89,29 @@ class Runner:
         if ex.status is None:
             raise Unreachable(f"{self.base_url} did not answer: {ex.observations.error or 'no response'}")
         self.refuse_if_unauthorized(ex, "GET /v1/models")
+        try:
+            listed: Any = json.loads(ex.body)
+        except ValueError:
+            listed = None
         if not self.model:
             try:
-                data = json.loads(ex.body).get("data") or []
+                data = listed.get("data") or []
                 self.model = str(data[0]["id"])
-            except (ValueError, AttributeError, IndexError, KeyError, TypeError):
+            except (AttributeError, IndexError, KeyError, TypeError):
                 raise ConfigError(f"{self.base_url}/v1/models answered {ex.status} without a model id; "
                                   "pass --model") from None
+        self.context = context_tokens(listed, self.model) or self._health_context()
         return self.model
+
+    def _health_context(self) -> int | None:
+        """The context length a seed-001 style ``/health`` states (``max_context``), if the server has one."""
+        probe = replace(self.settings.limits, total=min(2.0, self.settings.limits.total), max_bytes=64 * 1024)
+        ex = self.send(Request(method="GET", path="/health", scenario="discover/health"), probe)
+        try:
+            doc = json.loads(ex.body) if ex.status == 200 and not ex.observations.aborted else None
+        except ValueError:
+            return None
+        return context_tokens(doc, self.model)
 
     def refuse_if_unauthorized(self, ex: Exchange, what: str) -> None:
         """A 401 or 403 ends the run at once, in one sentence: every scenario after it would only be skipped."""
@@ -92,8 +123,13 @@ class Runner:
 
     # -- scenario kinds --------------------------------------------------------------------
 
-    def run_scenario(self, sc: Scenario) -> Outcome:
-        ctx = Context(model=self.model, profile=self.settings.profile)
+    def run_scenario(self, sc: Scenario) -> Outcome | None:
+        """The scenario's outcome; None when the run timeout left it out or cut it (``not_run`` says so)."""
+        if self.past_deadline():
+            with self._lock:
+                self.not_run.append(sc.name)
+            return None
+        ctx = Context(model=self.model, profile=self.settings.profile, context_tokens=self.context)
         req = sc.build(ctx)
         req.scenario = sc.name
         self.emit(ev.ScenarioStarted(sc.name, sc.category))
@@ -102,15 +138,20 @@ class Runner:
                 "http10": self._http10, "burst": self._burst}.get(sc.kind, self._plain)
         exchanges = kind(req)
         elapsed = time.monotonic() - start
+        cut = any(ex.observations.aborted == RUN_TIMEOUT for ex in exchanges)
         for ex in exchanges:
             self.emit(ev.ExchangeRecorded(sc.name, ex))
         with self._lock:
             self.done += 1
             done = self.done
+            if cut:
+                self.not_run.append(sc.name)
         first = exchanges[0]
+        if sc.name == "stream-plain" and first.status == 200 and first.arrivals:
+            self.plain_first_event = first.arrivals[0][0]
         self.emit(ev.ScenarioFinished(sc.name, sc.category, first.status, round(elapsed, 3),
-                                      first.observations.aborted, done, max(self.total, done)))
-        return Outcome(sc, exchanges, self.reproducer(sc, req), elapsed)
+                                      RUN_TIMEOUT if cut else first.observations.aborted, done, max(self.total, done)))
+        return None if cut else Outcome(sc, exchanges, self.reproducer(sc, req), elapsed)
 
     def reproducer(self, sc: Scenario, req: Request) -> str:
         """What the suite did, as a script; a body over 2 KiB is written beside the reports, gzipped (the
@@ -205,28 +246,39 @@ class Runner:
         return self.send(req)
 
     def _burst(self, req: Request) -> list[Exchange]:
-        """Many requests at once, each left after its first event; the refused ones are what it shows."""
+        """Many streams at once, each left after its first event. Each request has the queue wait to start or
+        be refused; one still waiting then is queued (ERR-018), and the burst ends: nothing is waited out.
+        The refused ones are what it shows (ERR-014), else one that started."""
+        wait = queue_wait(self.settings.timeout, self.plain_first_event)
+        limits = replace(self.settings.limits, first_byte=min(self.settings.limits.first_byte, wait),
+                         idle=min(self.settings.limits.idle, wait), total=min(self.settings.limits.total, wait + 5))
         arrived, release = threading.Semaphore(0), threading.Event()
         held = replace(req, stop_after_events=1, arrived=arrived, hold=release)
+        begin = time.monotonic()
 
         def one(_: int) -> Exchange:
-            ex = self.send(held)
+            ex = self.send(held, limits)
             if ex.observations.disconnected_after_events is None:
-                arrived.release()  # refused (or ended) without holding a stream
+                arrived.release()  # refused, ended or given up on without holding a stream
             return ex
 
         with ThreadPoolExecutor(max_workers=BURST) as pool:
             futures = [pool.submit(one, i) for i in range(BURST)]
-            deadline = time.monotonic() + self.settings.limits.first_byte  # one wait for all, not one each
-            for _ in range(BURST):  # every request is answered and every stream held, then all let go
+            deadline = begin + wait + 1  # one wait for all, not one each
+            for _ in range(BURST):  # every request is answered, held or given up on, then all let go
                 left = deadline - time.monotonic()
                 if left <= 0 or not arrived.acquire(timeout=left):
                     break
             release.set()
             exchanges = [f.result() for f in futures]
-        refused = [ex for ex in exchanges if ex.status == 429]
+        started = [ex for ex in exchanges if ex.observations.disconnected_after_events is not None]
+        refused = [ex for ex in exchanges if ex.status is not None and ex.status >= 400]
+        queued = len(exchanges) - len(started) - len(refused)
+        seen = Burst(sent=BURST, started=len(started), refused=len(refused), queued=queued, wait_s=round(wait, 3))
+        shown = [ex for ex in refused if ex.status == 429][:2] or (started or refused or exchanges)[:1]
         time.sleep(0.5)  # let the server notice the disconnects before the next scenario
-        return (refused or exchanges[:1])[:2]
+        first = shown[0]
+        return [replace(first, observations=first.observations.with_(burst=seen)), *shown[1:]]
 
     def _http10(self, req: Request) -> list[Exchange]:
         return [record_http10(self.base_url, req, self.settings.limits, self.settings.api_key)]
@@ -239,16 +291,19 @@ class Runner:
 
         ordered = [sc for sc in chosen if sc.kind not in ALONE and sc.name not in HEAVY]
         self.total = len(chosen)
-        outcomes = [self.run_scenario(ordered[0])] if ordered else []  # alone: a 401 ends the run here
-        if outcomes:
-            self.refuse_if_unauthorized(outcomes[0].exchanges[0], f"the first request ({ordered[0].name})")
+        first = self.run_scenario(ordered[0]) if ordered else None  # alone: a 401 ends the run here
+        outcomes = [first] if first is not None else []
+        if first is not None:
+            self.refuse_if_unauthorized(first.exchanges[0], f"the first request ({ordered[0].name})")
         with ThreadPoolExecutor(max_workers=max(1, self.settings.workers)) as pool:
-            outcomes += list(pool.map(self.run_scenario, ordered[1:]))
+            outcomes += [o for o in pool.map(self.run_scenario, ordered[1:]) if o is not None]
         caps = capabilities(outcomes, self.settings.expect)
         alone = [sc for sc in chosen if sc.kind in ALONE and (sc.needs is None or caps[sc.needs]["supported"]
                                                                or sc.needs in self.settings.expect)]
         heavy = [sc for sc in chosen if sc.name in HEAVY]
         self.total = len(ordered) + len(alone) + len(heavy)
-        outcomes += [self.run_scenario(sc) for sc in alone]
-        outcomes += [self.run_scenario(sc) for sc in heavy]
+        for sc in alone + heavy:
+            outcome = self.run_scenario(sc)
+            if outcome is not None:
+                outcomes.append(outcome)
         return outcomes

@@ -38,6 +38,7 @@ class WireRun:
     duration_s: float
     model: str
     settings: dict[str, Any]
+    incomplete: dict[str, Any] | None = None  # the run timeout ended the run (RunResult.incomplete)
 
 
 def _safe(name: str) -> str:
@@ -100,7 +101,7 @@ def load(directory: Path) -> tuple[WireRun, list[Outcome]]:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("outcomes"), list):
         raise ConfigError(f"{str(wire / 'run.json')!r} is not a wire log of format {FORMAT}")
     run = WireRun(tool=doc["tool"], started_at=doc["started_at"], duration_s=float(doc["duration_s"]),
-                  model=str(doc["model"]), settings=dict(doc["settings"]))
+                  model=str(doc["model"]), settings=dict(doc["settings"]), incomplete=doc.get("incomplete"))
     outcomes = []
     for item in doc["outcomes"]:
         scenario = BY_NAME.get(item["scenario"])

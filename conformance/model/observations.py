@@ -30,6 +30,17 @@ class Disconnect:
 
 
 @dataclass(frozen=True, slots=True)
+class Burst:
+    """What the burst scenario saw of its requests within the queue wait."""
+
+    sent: int
+    started: int  # streams whose first event arrived
+    refused: int  # answered with an error status (429 is the documented one)
+    queued: int  # neither started nor refused within the wait
+    wait_s: float
+
+
+@dataclass(frozen=True, slots=True)
 class CapabilityShown:
     """An expected capability, as its probe scenario showed it."""
 
@@ -51,6 +62,7 @@ class Observations:
     headers_unknown: bool = False  # an offline capture without its header block
     disconnect: Disconnect | None = None
     capability: CapabilityShown | None = None
+    burst: Burst | None = None
 
     def with_(self, **changes: Any) -> Observations:
         return replace(self, **changes)
@@ -63,7 +75,7 @@ class Observations:
                 continue
             if f.name in ("followup", "liveness"):
                 out[f"{f.name}_status"] = value.status
-            elif f.name in ("disconnect", "capability"):
+            elif f.name in ("disconnect", "capability", "burst"):
                 out[f.name] = {k: v for k, v in asdict(value).items() if v is not None}
             else:
                 out[f.name] = value
@@ -73,12 +85,13 @@ class Observations:
     def from_json(cls, doc: dict[str, Any] | None) -> Observations:
         doc = doc or {}
         known = {"aborted", "error", "elapsed_s", "disconnected_after_events", "followup_status", "liveness_status",
-                 "unknown_field", "headers_unknown", "disconnect", "capability"}
+                 "unknown_field", "headers_unknown", "disconnect", "capability", "burst"}
         unknown = sorted(set(doc) - known)
         if unknown:
             raise ValueError(f"unknown observation {unknown[0]!r}")
         disconnect = doc.get("disconnect")
         capability = doc.get("capability")
+        burst = doc.get("burst")
         return cls(
             aborted=doc.get("aborted"), error=doc.get("error"), elapsed_s=doc.get("elapsed_s"),
             disconnected_after_events=doc.get("disconnected_after_events"),
@@ -87,4 +100,5 @@ class Observations:
             unknown_field=doc.get("unknown_field"), headers_unknown=bool(doc.get("headers_unknown")),
             disconnect=Disconnect(**disconnect) if isinstance(disconnect, dict) else None,
             capability=CapabilityShown(**capability) if isinstance(capability, dict) else None,
+            burst=Burst(**burst) if isinstance(burst, dict) else None,
         )

@@ -47,6 +47,23 @@ def verdict(result: RunResult) -> str:
     return "FAIL" if result.failed_gate() else "PASS"
 
 
+def run_notes(result: RunResult) -> list[str]:
+    """What the summary says besides the counts: an incomplete run, and the tokens the run asked for and got."""
+    notes = []
+    if result.incomplete is not None:
+        missing = result.incomplete.get("not_run") or []
+        notes.append(f"INCOMPLETE: {result.incomplete['reason']}; {len(missing)} scenario(s) not run or cut: "
+                     f"{where(missing)} (the run fails; raise --run-timeout)")
+    t = result.tokens
+    if t:
+        extra = [f"{t['uncapped']} request(s) without a cap"] if t.get("uncapped") else []
+        if t.get("estimated"):
+            extra.append(f"{t['estimated']} answer(s) without usage, counted by chunks")
+        notes.append(f"completion tokens: asked for {t['asked']:,}, received {t['received']:,}"
+                     + (f" ({'; '.join(extra)})" if extra else ""))
+    return notes
+
+
 SHOWN_SCENARIOS = 3
 
 

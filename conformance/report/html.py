@@ -6,7 +6,7 @@ from typing import Any
 
 from jinja2 import Environment, select_autoescape
 
-from conformance.report.common import by_category, not_judged, triage, verdict
+from conformance.report.common import by_category, not_judged, run_notes, triage, verdict
 from conformance.results import RunResult
 
 TEMPLATE = """<!doctype html>
@@ -29,6 +29,7 @@ started {{ started_at }}, {{ '%.1f' % duration_s }} s.</p>
 <p>{{ summary.passed }} passed, {{ summary.failed }} failed ({{ summary.failed_by_level.must }} must,
 {{ summary.failed_by_level.should }} should, {{ summary.failed_by_level.advisory }} advisory),
 {{ summary.skipped }} skipped, {{ summary.errors }} errors.</p>
+{% for note in notes %}<p class="{{ 'must' if note.startswith('INCOMPLETE') else '' }}">{{ note }}</p>{% endfor %}
 <h2>By category</h2>
 <table><tr><th>category</th><th>passed</th><th>must</th><th>should</th><th>advisory</th><th>skipped</th></tr>
 {% for row in rows %}<tr><td>{{ row.category }}</td><td class="n">{{ row.passed }}</td>
@@ -81,5 +82,5 @@ def render_html(result: RunResult) -> str:
     return page.render(verdict=verdict(result), target=result.target, tool=result.tool, strict=result.strict,
                        started_at=result.started_at, duration_s=result.duration_s, summary=result.summary(),
                        rows=by_category(result), fails=triage(result), skipped=not_judged(result),
-                       streams=_streams(result),
+                       streams=_streams(result), notes=run_notes(result),
                        stale=result.stale_baseline)

@@ -49,5 +49,11 @@ def render_junit(result: RunResult) -> str:
         suite.set("tests", str(len(suite)))
         suite.set("failures", str(failures))
         suite.set("skipped", str(skipped))
+    if result.incomplete is not None:  # the run itself did not finish: a failure of its own
+        suite = ET.SubElement(root, "testsuite", name="run", tests="1", failures="1", skipped="0")
+        case = ET.SubElement(suite, "testcase", classname="run.complete", name="the run completed within --run-timeout")
+        missing = result.incomplete.get("not_run") or []
+        ET.SubElement(case, "failure", type="incomplete",
+                      message=f"{result.incomplete['reason']}; not run or cut: {', '.join(missing)}"[:300])
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

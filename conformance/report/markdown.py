@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.report.common import by_category, not_judged, triage, verdict
+from conformance.report.common import by_category, not_judged, run_notes, triage, verdict
 from conformance.results import RunResult
 
 
@@ -19,6 +19,7 @@ def render_markdown(result: RunResult) -> str:
         f"- Checks: {summary['passed']} passed, {summary['failed']} failed "
         f"({summary['failed_by_level']['must']} must, {summary['failed_by_level']['should']} should, "
         f"{summary['failed_by_level']['advisory']} advisory), {summary['skipped']} skipped, {summary['errors']} errors",
+        *(f"- {note[0].upper()}{note[1:]}" for note in run_notes(result)),
     ]
     if target["capabilities"]:
         lines += ["", "## Capabilities", "", "| capability | supported | how | evidence |", "|---|---|---|---|"]

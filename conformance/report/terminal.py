@@ -55,7 +55,7 @@ def print_inspection(result: Inspection, console: Console | None = None) -> None
 
 def summary_lines(result: RunResult) -> list[str]:
     """The end-of-run summary: verdict, per-category counts, capabilities."""
-    from conformance.report.common import by_category, verdict
+    from conformance.report.common import by_category, run_notes, verdict
 
     s = result.summary()
     t = result.target
@@ -72,7 +72,7 @@ def summary_lines(result: RunResult) -> list[str]:
     lines.append(f"capabilities: {caps}")
     if result.stale_baseline:
         lines.append(f"stale baseline entries (now passing): {len(result.stale_baseline)}")
-    return lines
+    return lines + run_notes(result)
 
 
 class LiveProgress:
