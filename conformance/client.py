@@ -20,6 +20,7 @@ import ssl
 import threading
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -53,6 +54,7 @@ class Limits:
 
 
 REFUSAL_DEADLINE = "refusal deadline"
+ABANDONED = "queue wait"  # the suite stopped waiting (Request.abandon): its choice, not a limit the server broke
 
 
 @dataclass
@@ -70,6 +72,8 @@ class Request:
     first_event: threading.Event | None = None  # set when the first SSE event has arrived
     arrived: threading.Semaphore | None = None  # released when the stream stops reading (burst scenarios)
     hold: threading.Event | None = None  # wait for this before disconnecting (burst scenarios)
+    counts: Callable[[str], bool] | None = None  # which events count for stop_after_events (by their data)
+    abandon: threading.Event | None = None  # stop waiting for the response once this is set (burst scenarios)
 
     def encoded(self) -> bytes | None:
         if self.content is not None:
@@ -148,6 +152,7 @@ class _Clock:
         self.start = time.monotonic()
         self.limits = limits
         self.answered = limits.answer is None  # set once the answer has begun (see Limits.answer)
+        self.abandon: threading.Event | None = None
 
     def elapsed(self) -> float:
         return time.monotonic() - self.start
@@ -155,7 +160,7 @@ class _Clock:
     def budget(self, phase: float, phase_name: str) -> tuple[float, str]:
         """The wait allowed now: the phase's own limit or what is left of the total, whichever is less."""
         left, name = self.limits.total - self.elapsed(), self.limits.total_name
-        if not self.answered and self.limits.answer is not None and self.limits.answer < self.limits.total:
+        if not self.answered and self.limits.answer is not None and self.limits.answer <= self.limits.total:
             left, name = self.limits.answer - self.elapsed(), REFUSAL_DEADLINE
         if left <= 0:
             raise _Abort(name)
@@ -191,17 +196,27 @@ def _send_all(sock: socket.socket, data: bytes, limits: Limits, clock: _Clock) -
     return True
 
 
+ABANDON_POLL = 0.1
+
+
 def _recv(sock: socket.socket, got: _Reading, limits: Limits, clock: _Clock) -> bytes:
     first = got.raw == 0
     wait, name = clock.budget(limits.first_byte if first else limits.idle,
                               "first-byte timeout" if first else "idle timeout")
-    sock.settimeout(max(wait, 0.001))
-    try:
-        data = sock.recv(READ_SIZE)
-    except TimeoutError:
-        raise _Abort(name) from None
-    except OSError as exc:
-        raise _Abort("transport error", f"{type(exc).__name__}: {exc}"[:200]) from None
+    end = time.monotonic() + wait
+    while True:
+        if clock.abandon is not None and clock.abandon.is_set():
+            raise _Abort(ABANDONED)
+        slice_s = end - time.monotonic() if clock.abandon is None else min(end - time.monotonic(), ABANDON_POLL)
+        sock.settimeout(max(slice_s, 0.001))
+        try:
+            data = sock.recv(READ_SIZE)
+            break
+        except TimeoutError:
+            if time.monotonic() >= end:
+                raise _Abort(name) from None
+        except OSError as exc:
+            raise _Abort("transport error", f"{type(exc).__name__}: {exc}"[:200]) from None
     got.raw += len(data)
     if got.raw > limits.max_bytes + limits.max_header_bytes:
         raise _Abort("byte cap")
@@ -223,14 +238,15 @@ class _Watch:
         if self.decoder is None:
             return False
         try:
-            self.seen += len(self.decoder.feed(piece))
+            events = self.decoder.feed(piece)
         except WireError:  # a giant line: the checks report it from the body
             raise _Abort("line cap") from None
-        if self.seen:
-            self.clock.answered = True
         req = self.req
-        if self.seen and req.first_event is not None:
-            req.first_event.set()
+        if events:
+            self.clock.answered = True
+            if req.first_event is not None:
+                req.first_event.set()
+        self.seen += sum(1 for e in events if req.counts(e.data)) if req.counts is not None else len(events)
         if req.stop_after_events is not None and self.seen >= req.stop_after_events:
             if req.arrived is not None and req.hold is not None:
                 req.arrived.release()
@@ -302,6 +318,7 @@ def record(base_url: str, req: Request, limits: Limits | None = None, api_key: s
     limits = limits or Limits()
     headers = request_headers(req, api_key)
     clock = _Clock(limits)
+    clock.abandon = req.abandon
     got = _Reading()
     prefix = urlsplit(base_url).path.rstrip("/")
     sock: socket.socket | None = None

@@ -32,6 +32,7 @@ OPTIONS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("report-dir", ("CONFORMANCE_REPORT_DIR",), "Where results.json, junit.xml, report.md, report.html go."),
     ("timeout", ("CONFORMANCE_TIMEOUT",), "Seconds one response may take in all (default 120)."),
     ("workers", ("CONFORMANCE_WORKERS",), "Scenarios run at once (default 4)."),
+    ("run-timeout", ("CONFORMANCE_RUN_TIMEOUT",), "Seconds the whole run may take (default max(300, 10 x timeout))."),
 )
 XDIST_REFUSED = ("the live conformance suite runs once per session against one server, and pytest-xdist would run "
                  "it once per worker: run it without -n")
@@ -186,7 +187,8 @@ class ConformanceState:
                 base_url=base_url or None, api_key=value("api-key"), model=value("model"), profile=value("profile"),
                 expect=value("expect"), rules=sorted(rules), scenarios=value("scenario") or None,
                 strict=bool(value("strict")), baseline=value("baseline"),
-                report_dir=value("report-dir") or "reports/latest", timeout=value("timeout"), workers=value("workers"))
+                report_dir=value("report-dir") or "reports/latest", timeout=value("timeout"), workers=value("workers"),
+                run_timeout=value("run-timeout"))
         except ConformanceError as exc:
             self._fail(exc.exit_code, str(exc))
 

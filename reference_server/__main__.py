@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 
 def serve(model_dir: Path | None = None, host: str = "127.0.0.1", port: int = 8080, max_context: int = 4096,
           queue_limit: int = 4, api_key: str | None = None, fault: str | None = None,
-          request_timeout: float = 10.0, max_connections: int = 256) -> None:
+          request_timeout: float = 10.0, max_connections: int = 256, pace: Any = None) -> None:
     """Load the model, then serve until interrupted."""
     from reference_server.app import run_server
 
     run_server(model_dir=model_dir, host=host, port=port, max_context=max_context, queue_limit=queue_limit,
-               api_key=api_key, fault=fault, request_timeout=request_timeout, max_connections=max_connections)
+               api_key=api_key, fault=fault, request_timeout=request_timeout, max_connections=max_connections,
+               pace=pace)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,10 +32,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds a client has to send a whole request head, and its body (default 10)")
     parser.add_argument("--max-connections", type=int, default=256,
                         help="connections served at once; more get 503 (default 256)")
+    slow = parser.add_argument_group("pace", "behave like a slower server (benchmarks/slow_server.py)")
+    slow.add_argument("--slots", type=int, default=1, help="generations at once (default 1)")
+    slow.add_argument("--prefill-delay", type=float, default=0.0, metavar="SECONDS",
+                      help="wait before each answer's first token (default 0)")
+    slow.add_argument("--token-rate", type=float, metavar="TOKENS_PER_S", help="at most this many tokens a second")
     parser.add_argument("--fault", help=argparse.SUPPRESS)  # self-test only: one deliberate defect
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port {args.port} is not a port (0 to 65535)")
+    if not 1 <= args.slots <= 64:
+        parser.error(f"--slots {args.slots} must be between 1 and 64")
+    if not 0 <= args.prefill_delay <= 600 or args.token_rate is not None and not 0 < args.token_rate <= 100_000:
+        parser.error("--prefill-delay must be 0 to 600 seconds and --token-rate above 0")
     if args.model is not None and not (args.model / "config.json").is_file():
         parser.error(f"--model {str(args.model)!r} is not a model folder (no config.json)")
     if args.fault is not None:
@@ -41,9 +52,12 @@ def main(argv: list[str] | None = None) -> int:
 
         if args.fault not in BY_NAME:
             parser.error(f"unknown fault {args.fault!r}")
+    from reference_server.engine import Pace
+
+    pace = Pace(slots=args.slots, prefill_s=args.prefill_delay, token_rate=args.token_rate)
     try:
         serve(args.model, args.host, args.port, args.max_context, args.queue_limit, args.api_key, args.fault,
-              args.request_timeout, args.max_connections)
+              args.request_timeout, args.max_connections, pace)
     except OSError as exc:
         print(f"python -m reference_server: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
               file=sys.stderr)

@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from reference_server import ollama
-from reference_server.engine import Engine, Job, QueueFull
+from reference_server.engine import Engine, Job, Pace, QueueFull
 from reference_server.parser import Delta, OutputParser
 from reference_server.protocol import APIError, ChatRequest, parse_chat
 
@@ -318,7 +318,7 @@ class Server:
                              "max_context": self.engine.max_context,
                              "queue": {"limit": self.engine.queue_limit, "admitted": state["admitted"],
                                        "queued": state["queued"]},
-                             "generations": {k: state[k] for k in ("running", "completed", "cancelled", "failed")}})
+                             "generations": {k: state[k] for k in ("running", "completed", "cancelled", "failed", "tokens")}})
 
 
 def wire_delta(d: Delta) -> dict[str, Any]:
@@ -365,7 +365,7 @@ def _raise_file_limit(connections: int) -> None:
 
 def run_server(model_dir: Path | None, host: str, port: int, max_context: int, queue_limit: int,
                api_key: str | None, fault: str | None = None, request_timeout: float = 10.0,
-               max_connections: int = 256) -> None:
+               max_connections: int = 256, pace: Pace | None = None) -> None:
     """Load the model, then open the port and print one ready line."""
     import uvicorn
 
@@ -377,7 +377,8 @@ def run_server(model_dir: Path | None, host: str, port: int, max_context: int, q
 
         chosen = BY_NAME[fault]
     engine = Engine(model_dir or ensure(), max_context=max_context, queue_limit=queue_limit,
-                    faults=chosen.engine if chosen else None)
+                    faults=chosen.engine if chosen else None,
+                    pace=Pace(*chosen.engine["pace"]) if chosen and "pace" in chosen.engine else pace)
     engine.start()
     app: Any = build_app(engine, api_key)
     if chosen is not None:

@@ -2,6 +2,11 @@
 
 A job's tokens go to its asyncio queue as they are made. The worker checks the job's stop flag
 between tokens, so a disconnect or a cancel stops the work within one token and frees the slot.
+
+``Pace`` makes it behave like a slower server for the benchmarks (benchmarks/slow_server.py): a
+number of slots generating at once, a prefill delay before the first token and a token rate. The
+model itself stays the bundled one; its steps run one at a time under a lock, and the delays are
+waits on the job's stop flag, so a disconnect still frees a slot at once.
 """
 
 from __future__ import annotations
@@ -53,6 +58,16 @@ class Job:
             self.stop_flag.set()
 
 
+@dataclass(frozen=True)
+class Pace:
+    """How fast the engine pretends to be: ``slots`` generations at once, ``prefill_s`` before each first
+    token, ``token_rate`` tokens a second (None: as fast as the model goes)."""
+
+    slots: int = 1
+    prefill_s: float = 0.0
+    token_rate: float | None = None
+
+
 class QueueFull(Exception):
     """More requests than one generation plus the queue limit."""
 
@@ -61,7 +76,9 @@ class Engine:
     """Loads the model before the server opens its port; runs jobs one at a time."""
 
     def __init__(self, model_dir: Path, max_context: int = 4096, queue_limit: int = 4,
-                 model_id: str | None = None, faults: dict[str, Any] | None = None) -> None:
+                 model_id: str | None = None, faults: dict[str, Any] | None = None, pace: Pace | None = None) -> None:
+        self.pace = pace or Pace()
+        self.model_lock = threading.Lock()  # one model step at a time, whichever slot takes it
         self.faults = faults or {}  # engine misbehaviour for the self-test only (reference_server.faults)
         self.model_dir = model_dir
         self.model_id = model_id or (MODEL_ID if (model_dir / "BUILD").exists() else str(model_dir))
@@ -70,7 +87,7 @@ class Engine:
         self.jobs: queue.Queue[Job] = queue.Queue()
         self.lock = threading.Lock()
         self.admitted = 0
-        self.counters = {"running": 0, "queued": 0, "completed": 0, "cancelled": 0, "failed": 0}
+        self.counters = {"running": 0, "queued": 0, "completed": 0, "cancelled": 0, "failed": 0, "tokens": 0}
         self.active: dict[str, Job] = {}
         self.ready = threading.Event()
         self.load_error: BaseException | None = None
@@ -88,9 +105,9 @@ class Engine:
             raise RuntimeError(f"the model did not load: {self.load_error}") from self.load_error
 
     def admit(self) -> None:
-        """Take a place (one generating plus ``queue_limit`` waiting) or raise ``QueueFull``."""
+        """Take a place (one generating per slot plus ``queue_limit`` waiting) or raise ``QueueFull``."""
         with self.lock:
-            if self.admitted >= 1 + self.queue_limit:
+            if self.admitted >= self.pace.slots + self.queue_limit:
                 raise QueueFull
             self.admitted += 1
 
@@ -125,7 +142,8 @@ class Engine:
             counters = dict(self.counters)
             admitted = self.admitted
         return {"running": counters["running"], "queued": counters["queued"], "completed": counters["completed"],
-                "cancelled": counters["cancelled"], "failed": counters["failed"], "admitted": admitted}
+                "cancelled": counters["cancelled"], "failed": counters["failed"], "tokens": counters["tokens"],
+                "admitted": admitted}
 
     def _worker(self) -> None:
         try:
@@ -142,6 +160,11 @@ class Engine:
             self.ready.set()
             return
         self.ready.set()
+        for n in range(1, self.pace.slots):
+            threading.Thread(target=self._serve, name=f"generation-{n}", daemon=True).start()
+        self._serve()
+
+    def _serve(self) -> None:
         while True:
             job = self.jobs.get()
             with self.lock:
@@ -169,12 +192,25 @@ class Engine:
         mx.random.seed(job.seed if job.seed is not None else time.time_ns() % (2**32))
         sampler = make_sampler(temp=job.temperature, top_p=job.top_p if job.top_p < 1 else 0.0, top_k=job.top_k)
         count, finish = 0, "stop"
-        for step in stream_generate(self.model, self.tokenizer, job.prompt, max_tokens=job.max_tokens,
-                                    sampler=sampler, logits_processors=job.processors or None):
+        pace = self.pace
+        if pace.prefill_s and job.stop_flag.wait(pace.prefill_s):
+            job.emit("done", (job.stop_reason, 0))
+            return "cancelled"
+        steps = stream_generate(self.model, self.tokenizer, job.prompt, max_tokens=job.max_tokens,
+                                sampler=sampler, logits_processors=job.processors or None)
+        while True:
+            with self.model_lock:
+                step = next(steps, None)
+            if step is None:
+                break
+            if pace.token_rate:
+                job.stop_flag.wait(1.0 / pace.token_rate)
             if job.stop_flag.is_set():
                 finish = job.stop_reason
                 break
             count = step.generation_tokens
+            with self.lock:
+                self.counters["tokens"] += 1  # every token made, also those a client never read
             if step.text:
                 job.emit("text", step.text)
             if step.finish_reason is not None:

@@ -381,6 +381,8 @@ DEFECTS: list[Fault] = [
         and "temperatur" in b else b),
     F("no-retry-after", ("ERR-014",), "seed 001", headers=lambda h, s: [(k, v) for k, v in h if k != b"retry-after"]),
     F("oversized-as-400", ("ERR-015",), "seed 001", status=lambda code, s: 400 if code == 413 else code),
+    F("slow-refusal", ("ERR-017",), "H1; seed 001 start (limits before rendering and tokenization)",
+      error_delay=11.0),  # past the self-test's refusal deadline, min(10 s, --timeout 20)
     # cancellation
     F("disconnect-ignored", ("CAN-001",), "J1 J2 J8", engine={"ignore_disconnect": True}),
     F("cancel-noop", ("CAN-003", "CAN-002"), "J9 J10", engine={"ignore_cancel": True}, paths=("/v1/",)),
@@ -428,6 +430,8 @@ LEGAL: list[Fault] = [
         if "reasoning_content" in delta(c) else None)),
     F("no-x-accel-buffering", (), "A30", legal=True, headers=lambda h, s: [(k, v) for k, v in h
                                                                           if k != b"x-accel-buffering"]),
+    F("slow-prefill", (), "a model on a CPU: one slot, 0.5 s of prefill, 200 tokens/s", legal=True,
+      engine={"pace": (1, 0.5, 200.0)}),
 ]
 
 

@@ -8,6 +8,7 @@ the defect with one of its expected rules, and nothing else (a legal variation m
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from collections.abc import Awaitable, Callable
@@ -41,6 +42,7 @@ class Fault:
     buffer: bool = False  # send the whole stream in one piece, at the end
     split_bytes: bool = False  # send every byte in its own write
     respond: Callable[[bytes], tuple[int, bytes] | None] | None = None  # raw request body -> a canned answer
+    error_delay: float = 0.0  # seconds a chat 4xx waits before its status line (a refusal after the work)
 
 
 def sse_frame(payload: bytes) -> bytes:
@@ -85,7 +87,7 @@ class FaultLayer:
                 return
         if fault.request is not None and scope["method"] == "POST":
             receive = await self._rewrite_request(receive)
-        state: State = {"events": 0, "kind": "", "held": [], "status": 200}
+        state: State = {"events": 0, "kind": "", "held": [], "status": 200, "path": path}
 
         async def patched(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -123,6 +125,8 @@ class FaultLayer:
         ctype = dict(headers).get(b"content-type", b"")
         state["kind"] = "sse" if b"event-stream" in ctype else ("ndjson" if b"ndjson" in ctype else "json")
         state["status"] = message["status"]
+        if self.fault.error_delay and 400 <= message["status"] < 500 and state["path"] == "/v1/chat/completions":
+            await asyncio.sleep(self.fault.error_delay)
         if self.fault.status is not None:
             message = {**message, "status": self.fault.status(message["status"], state)}
         if self.fault.headers is not None:

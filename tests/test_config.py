@@ -61,3 +61,15 @@ def test_a_bad_file_is_one_sentence(tmp_path: Path, text: str, message: str) -> 
     (tmp_path / "conformance.toml").write_text(text)
     proc = show(tmp_path)
     assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_run_timeout_defaults_from_the_timeout_and_is_validated(tmp_path: Path) -> None:
+    assert values(show(tmp_path))["run-timeout"] == "1200"
+    assert values(show(tmp_path, "--timeout", "60"))["run-timeout"] == "600"
+    assert values(show(tmp_path, "--timeout", "5"))["run-timeout"] == "300"
+    assert values(show(tmp_path, "--run-timeout", "90"))["run-timeout"] == "90"
+    (tmp_path / "conformance.toml").write_text("run-timeout = 45\n", encoding="utf-8")
+    assert values(show(tmp_path))["run-timeout"] == "45"
+    proc = show(tmp_path, "--run-timeout", "soon")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "--run-timeout 'soon' is not a number of seconds" in proc.stderr, proc.stderr

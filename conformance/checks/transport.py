@@ -83,7 +83,7 @@ def http10_framing(a: Analysis) -> Iterator[Finding]:
 @check("TRN-014", when=(lambda a: not a.exchange.observations.headers_unknown,))
 def answered(a: Analysis) -> Iterator[Finding]:
     obs = a.exchange.observations
-    if a.exchange.status is None and obs.aborted != REFUSAL_DEADLINE:  # ERR-017 reports that one
+    if a.exchange.status is None and obs.aborted not in (REFUSAL_DEADLINE, "queue wait"):  # ERR-017, ERR-018
         why = obs.aborted or "the connection ended"
         yield finding(a, "TRN-014", f"no HTTP response ({why}{': ' + obs.error if obs.error else ''})",
                       "a status line and headers, for bad input a 4xx", offset=0 if a.exchange.body else None)

@@ -3,14 +3,16 @@ and the scenarios: every request ends within its total limit, and each scenario 
 number of them, so the run ends within this bound whatever the server does.
 
 With T the total limit of one response, F the first-byte limit (min(T, 60)), W the workers:
-    discovery                   min(30, T)
+    discovery                   min(30, T) + 2     (the model list, then /health for a stated context)
     plain, http10               T
-    followup (error scenarios)  T + min(60, T)     (the request, then a liveness request)
+    followup (error scenarios)  T + min(60, T)     (the request, then a liveness request; a request the
+                                                    server must refuse gets only min(10, T) to begin)
     disconnect                  3T + 10            (baseline, the stream, a follow-up; counters 2 s each)
     cancel                      F + 2T + 5         (the stream's first event, the cancel call, the stream)
-    burst                       T + 1              (twelve at once; one shared wait for their first events)
+    burst                       Q + 6.5            (twelve at once; Q, the queue wait, at most F)
 The independent scenarios run W at a time, the others one after another; judging adds at most
-JUDGE_S per scenario (bodies are judged on at most 20,000 events or 2 MiB each).
+JUDGE_S per scenario (bodies are judged on at most 20,000 events or 2 MiB each). Whatever this
+says, the run ends by --run-timeout (default max(300 s, 10T)), marked incomplete if it had to.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def scenario_seconds(kind: str, limits: Limits) -> float:
     """The longest one scenario of this kind can take."""
     t, f = limits.total, limits.first_byte
     return {"followup": t + min(60.0, t), "disconnect": 3 * t + 10, "cancel": f + 2 * t + 5,
-            "burst": t + 1}.get(kind, t)
+            "burst": f + 6.5}.get(kind, t)
 
 
 def worst_case_seconds(limits: Limits, workers: int, names: Iterable[str]) -> float:
@@ -38,4 +40,4 @@ def worst_case_seconds(limits: Limits, workers: int, names: Iterable[str]) -> fl
     parallel = [scenario_seconds(sc.kind, limits) for sc in chosen if sc.kind not in ALONE and sc.name not in HEAVY]
     alone = [scenario_seconds(sc.kind, limits) for sc in chosen if sc.kind in ALONE or sc.name in HEAVY]
     rounds = math.ceil(len(parallel) / max(1, workers))
-    return min(30.0, limits.total) + rounds * max(parallel, default=0.0) + sum(alone) + JUDGE_S * len(chosen)
+    return min(30.0, limits.total) + 2 + rounds * max(parallel, default=0.0) + sum(alone) + JUDGE_S * len(chosen)

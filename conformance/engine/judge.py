@@ -14,6 +14,7 @@ from conformance.engine.runner import Outcome
 from conformance.exchange import Exchange, analyze
 from conformance.model import Outcome as Verdict
 from conformance.model.observations import CapabilityShown
+from conformance.protocols.chat.payloads import carries_output
 from conformance.results import CheckEntry, RunResult
 from conformance.rules import RULES, RULES_BY_ID
 from conformance.scenarios import CAPABILITY_SCENARIOS, SCENARIOS
@@ -216,21 +217,10 @@ def _used(ex: Exchange) -> tuple[int, int]:
         usage = a.assembled.usage
         if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
             return usage["completion_tokens"], 0
-        return sum(1 for p in a.payloads if p.kind == "chunk" and _carries_output(p.value)), 1
+        return sum(1 for p in a.payloads if p.kind == "chunk" and carries_output(p.value)), 1
     frames = [line.value for line in a.lines] if a.lines else [a.json_body]
     for frame in reversed(frames):  # Ollama: the done frame's eval_count
         if isinstance(frame, dict) and isinstance(frame.get("eval_count"), int):
             return frame["eval_count"], 0
     return sum(1 for f in frames if isinstance(f, dict) and f.get("done") is False), 1
 
-
-def _carries_output(value: Any) -> bool:
-    choices = value.get("choices") if isinstance(value, dict) else None
-    if not isinstance(choices, list):
-        return False
-    for choice in choices:
-        delta = choice.get("delta") if isinstance(choice, dict) else None
-        if isinstance(delta, dict) and any(delta.get(k) for k in ("content", "reasoning_content", "reasoning",
-                                                                    "tool_calls", "refusal")):
-            return True
-    return False

@@ -208,10 +208,23 @@ def echo_key(conn: socket.socket, req: Req) -> None:
     answer(conn, req, text=f"You sent {req.key}")
 
 
+def works_on_bad_input(conn: socket.socket, req: Req) -> None:
+    """Honest for valid requests; bad input gets 200 and keep-alive comments for ever (mlx_lm.server prefilling
+    a prompt it should have refused)."""
+    body = req.json()
+    if req.path.endswith("/chat/completions") and (body is None or not isinstance(body.get("messages"), list)
+                                                    or isinstance(body.get("temperature"), str)):
+        conn.sendall(sse_head())
+        _forever(conn, b": keepalive\n\n", pause=0.2)
+        return
+    answer(conn, req)
+
+
 SERVERS: dict[str, Behaviour] = {
     "endless": endless, "giant-line": giant_line, "slowloris": slowloris, "dribbling-health": dribbling_health,
     "reset": reset, "silent": silent, "gzip-bomb": gzip_bomb(1), "double-gzip-bomb": gzip_bomb(2),
     "huge-headers": huge_headers, "drop-on-bad-input": drop_on_bad_input, "echo-key": echo_key,
+    "works-on-bad-input": works_on_bad_input,
 }
 
 

@@ -122,3 +122,32 @@ def test_a_wrong_key_is_one_sentence_and_exit_2(tmp_path: Path) -> None:
     assert wrong.returncode == 2 and "answered 401; the key that was sent was refused" in wrong.stderr
     assert none.returncode == 2 and "no key was sent" in none.stderr
     assert "skipped" not in wrong.stdout + none.stdout and "Traceback" not in wrong.stderr + none.stderr
+
+
+def test_bad_input_worked_on_is_cut_at_the_refusal_deadline(tmp_path: Path) -> None:
+    scenarios = ("stream-plain", "error-malformed-json", "error-bad-value")
+    with HostileServer(SERVERS["works-on-bad-input"]) as server:
+        proc, seconds = run(server, tmp_path, *[a for s in scenarios for a in ("--scenario", s)])
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr[-2000:]
+    failed = failed_rules(tmp_path)
+    assert {"ERR-017", "ERR-006", "ERR-007"} <= failed and "TRN-010" not in failed, (failed, proc.stdout[-1500:])
+    doc = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    cut = [s for s in doc["scenarios"] if s["aborted"] == "refusal deadline"]
+    assert sorted(s["name"] for s in cut) == ["error-bad-value", "error-malformed-json"]
+    assert all(s["elapsed_s"] < TIMEOUT + 2 * TIMEOUT + 1 for s in cut)  # the deadline, then the liveness request
+    assert seconds < bound(*scenarios)
+
+
+def test_the_run_timeout_ends_the_run_incomplete(tmp_path: Path) -> None:
+    with HostileServer(SERVERS["silent"]) as server:
+        proc, seconds = run(server, tmp_path, "--run-timeout", "3")
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr[-2000:]
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    assert "INCOMPLETE: the run timeout of 3 s was reached" in proc.stdout, proc.stdout[-1500:]
+    doc = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert doc["summary"]["complete"] is False and doc["summary"]["verdict"] == "fail"
+    assert len(doc["incomplete"]["not_run"]) > 30  # the first scenarios were cut, the rest never started
+    assert "run timeout" not in {s["aborted"] for s in doc["scenarios"]}  # what the bound cut is not judged
+    junit = (tmp_path / "junit.xml").read_text(encoding="utf-8")
+    assert 'type="incomplete"' in junit
+    assert seconds < 3 + 15, seconds  # the bound, then judging, reports and the interpreter's start

@@ -115,3 +115,30 @@ def error_object(payload: Payload) -> dict[str, Any]:
             return inner
         return {"message": str(inner)}
     return {"message": str(value)}
+
+
+OUTPUT_FIELDS = ("content", "reasoning_content", "reasoning", "tool_calls", "refusal")
+
+
+def carries_output(value: Any) -> bool:
+    """Whether a chunk carries generated output (text, reasoning, a tool call, a refusal), not only a role."""
+    choices = value.get("choices") if isinstance(value, dict) else None
+    if not isinstance(choices, list):
+        return False
+    return any(isinstance(c, dict) and isinstance(c.get("delta"), dict) and any(c["delta"].get(k) for k in OUTPUT_FIELDS)
+               for c in choices)
+
+
+def answers(data: str) -> bool:
+    """Whether an event's data shows the generation under way or over: output, an error, a finish, [DONE].
+    A role-only first chunk does not: servers send it before the prompt is even processed."""
+    if data == DONE:
+        return True
+    try:
+        value = loads_strict(data)
+    except ValueError:
+        return True  # not JSON: the checks judge it; the wait is over
+    if not isinstance(value, dict) or "error" in value or carries_output(value):
+        return True
+    choices = value.get("choices")
+    return isinstance(choices, list) and any(isinstance(c, dict) and c.get("finish_reason") for c in choices)
