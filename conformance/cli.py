@@ -100,7 +100,7 @@ def inspect(stream: Path, request: Path | None, headers: Path | None, path: str 
 @click.option("--base-url", envvar=["CONFORMANCE_BASE_URL", "OPENAI_BASE_URL"],
               help="Server to test, with or without /v1. Without it, the bundled reference server is started, used "
               "and stopped.")
-@click.option("--model", envvar="CONFORMANCE_MODEL", help="Model id (default: the first that GET /v1/models lists).")
+@click.option("--model", envvar="CONFORMANCE_MODEL", help="Model id (default: the first chat model GET /v1/models lists).")
 @click.option("--api-key", envvar=["CONFORMANCE_API_KEY", "OPENAI_API_KEY"],
               help="Bearer token; never written to reports or printed.")
 @click.option("--expect", "expect", envvar="CONFORMANCE_EXPECT",
@@ -446,7 +446,7 @@ def fuzz_client(pattern: str, chunkings: tuple[str, ...], seed: int, examples: i
 @cli.command()
 @click.option("--base-url", envvar="OPENAI_BASE_URL", help="Server to fuzz, with or without /v1 [env OPENAI_BASE_URL]. "
               "Without it, the bundled reference server is started, fuzzed and stopped.")
-@click.option("--model", help="Model id (default: the first that GET /v1/models lists).")
+@click.option("--model", help="Model id (default: the first chat model GET /v1/models lists).")
 @click.option("--api-key", envvar="OPENAI_API_KEY", help="Bearer token [env OPENAI_API_KEY]; never written to reports.")
 @click.option("--max-examples", type=click.IntRange(min=1, max=100_000), default=100, show_default=True,
               help="Generated requests in all (half valid, a third invalid, the rest lenient).")

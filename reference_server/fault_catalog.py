@@ -72,6 +72,27 @@ def tool_map(func: Any) -> Any:
     return edit(apply)
 
 
+def _strict_refusal(body: Any) -> tuple[int, dict[str, Any]] | None:
+    """Seed 001's refusals: a 400 with code unsupported_value naming the field, for what it does not support."""
+    if not isinstance(body, dict):
+        return None
+    choice, fmt = body.get("tool_choice"), body.get("response_format")
+    if body.get("tools") and choice not in (None, "auto", "none"):
+        field, value = "tool_choice", choice
+    elif body.get("parallel_tool_calls") is False:
+        field, value = "parallel_tool_calls", False
+    elif isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema"):
+        field, value = "response_format", fmt.get("type")
+    else:
+        return None
+    return 400, {"message": f"{field} {json.dumps(value)} is not supported by this server",
+                 "type": "invalid_request_error", "param": field, "code": "unsupported_value"}
+
+
+def _no_usage(chunk: Chunk, state: State) -> list[Any]:
+    return [] if is_usage(chunk) else [chunk]
+
+
 def _usage_everywhere(chunk: Chunk, state: State) -> list[Any]:
     if not is_usage(chunk):
         chunk["usage"] = {"prompt_tokens": 1, "completion_tokens": state["events"],
@@ -432,6 +453,14 @@ LEGAL: list[Fault] = [
                                                                           if k != b"x-accel-buffering"]),
     F("slow-prefill", (), "a model on a CPU: one slot, 0.5 s of prefill, 200 tokens/s", legal=True,
       engine={"pace": (1, 0.5, 200.0)}),
+    F("strict-variants", (), "seed 001 supported API: tool_choice auto and none only, no parallel_tool_calls false, "
+      "no structured output", legal=True, refuse=_strict_refusal, lacks=("structured",),
+      paths=("/v1/chat/completions",)),
+    F("no-usage", (), "seed 003 §3.4: a server without usage support sends no usage at all", legal=True,
+      chunk=_no_usage, lacks=("usage",)),
+    F("ollama-without-tags", (), "seed 002 §2: /api/chat, /api/generate and /api/pull, no /api/tags", legal=True,
+      paths=("/api/tags",), status=lambda code, s: 404,
+      body=lambda v, s: {"error": "not found"}),
 ]
 
 

@@ -42,6 +42,8 @@ class Fault:
     buffer: bool = False  # send the whole stream in one piece, at the end
     split_bytes: bool = False  # send every byte in its own write
     respond: Callable[[bytes], tuple[int, bytes] | None] | None = None  # raw request body -> a canned answer
+    refuse: Callable[[Any], tuple[int, dict[str, Any]] | None] | None = None  # parsed body -> (status, error)
+    lacks: tuple[str, ...] = ()  # capabilities this (legal) server does not have: the self-test does not expect them
     error_delay: float = 0.0  # seconds a chat 4xx waits before its status line (a refusal after the work)
 
 
@@ -84,6 +86,18 @@ class FaultLayer:
                 await send({"type": "http.response.start", "status": status,
                             "headers": [(b"content-type", b"text/plain; charset=utf-8")]})
                 await send({"type": "http.response.body", "body": text})
+                return
+        if fault.refuse is not None and scope["method"] == "POST":
+            raw, receive = await self._buffer_request(receive)
+            try:
+                refusal = fault.refuse(json.loads(raw))
+            except ValueError:
+                refusal = None
+            if refusal is not None:  # a documented refusal: the error envelope, as the real server would send it
+                status, error = refusal
+                await send({"type": "http.response.start", "status": status,
+                            "headers": [(b"content-type", b"application/json")]})
+                await send({"type": "http.response.body", "body": json.dumps({"error": error}).encode()})
                 return
         if fault.request is not None and scope["method"] == "POST":
             receive = await self._rewrite_request(receive)

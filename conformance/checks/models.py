@@ -20,7 +20,7 @@ def _entries(a: Analysis) -> list[Any]:
     return data if isinstance(data, list) else []
 
 
-@check("MOD-001", "MOD-002", when=(_models,))
+@check("MOD-001", "MOD-002", "MOD-006", when=(_models,))
 def listing(a: Analysis) -> Iterator[Finding]:
     wrong_type = headers_known(a) and a.content_type != "application/json"
     if a.exchange.status != 200 or wrong_type or a.format != "json":
@@ -28,8 +28,10 @@ def listing(a: Analysis) -> Iterator[Finding]:
                       "200 with a JSON body")
         return
     body = a.json_body
-    if not isinstance(body, dict) or body.get("object") != "list" or not isinstance(body.get("data"), list):
-        yield finding(a, "MOD-002", f"body {short(body)}", '{"object": "list", "data": [...]}', offset=0)
+    if not isinstance(body, dict) or not isinstance(body.get("data"), list):
+        yield finding(a, "MOD-002", f"body {short(body)}", '{"data": [...]} (seed 003 §6)', offset=0)
+    elif body.get("object") != "list":
+        yield finding(a, "MOD-006", f"object {short(body.get('object'))}", '"object": "list" (the OpenAI reference)')
 
 
 @check("MOD-003", "MOD-004", "MOD-005", when=(_models, lambda a: a.success and bool(_entries(a))))

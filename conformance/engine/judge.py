@@ -6,6 +6,7 @@ and ``conformance rejudge`` of its wire log give the same verdicts.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -63,7 +64,7 @@ def _probe(name: str, ex: Exchange) -> tuple[bool, str]:
         ok = status == 404 and '"cancelled"' in head
         return ok, f"unknown id answered {status} {head!r}"
     if name == "ollama":
-        return status == 200 and head.lstrip().startswith("{"), f"GET /api/tags answered {status}"
+        return status == 200 and head.lstrip().startswith("{"), f"POST /api/chat answered {status}"
     if not 200 <= status < 300:
         return False, f"answered {status} {head!r}"
     a = analyze(ex)
@@ -84,6 +85,8 @@ def judge(outcome: Outcome, caps: dict[str, dict[str, Any]], settings: Settings,
         return [CheckEntry(r.id, r.category, r.level, sc.name, Verdict.SKIPPED, skip, None, outcome.reproducer)
                 for r in RULES if r.category == sc.category and (rule_ids is None or r.id in rule_ids)]
     entries: list[CheckEntry] = []
+    variant = refused_variant(outcome.exchanges[0]) if sc.needs is not None else None
+    usage_skip = _skip_reason("usage", caps, settings)  # scenarios that ask for usage besides the usage probe
     shown = [name for name, probe in CAPABILITY_SCENARIOS.items() if probe == sc.name and name in settings.expect]
     for index, ex in enumerate(outcome.exchanges):
         if index == 0 and shown:  # the scenario that probes an expected capability also judges it
@@ -98,6 +101,10 @@ def judge(outcome: Outcome, caps: dict[str, dict[str, Any]], settings: Settings,
             if rule.id == "TRN-006" and not caps["request-id"]["supported"] and "request-id" not in settings.expect:
                 outcome_name = Verdict.SKIPPED
                 message = f"capability request-id unsupported: {caps['request-id']['evidence']}"
+            elif variant and rule.category == sc.category and index == 0:
+                outcome_name, message = Verdict.SKIPPED, f"variant unsupported: {variant}"
+            elif rule.category == "usage" and rule.id != "USG-001" and _asks_usage(ex) and usage_skip:
+                outcome_name, message = Verdict.SKIPPED, usage_skip  # 003 §3.4: no usage at all is legal
             evidence = None
             if verdict.findings:
                 first = verdict.findings[0]
@@ -107,6 +114,36 @@ def judge(outcome: Outcome, caps: dict[str, dict[str, Any]], settings: Settings,
             entries.append(CheckEntry(rule.id, rule.category, rule.level, name, outcome_name, message, evidence,
                                       outcome.reproducer, findings=[f.to_json() for f in verdict.findings]))
     return entries
+
+
+VARIANT_FIELDS = ("tool_choice", "parallel_tool_calls", "response_format", "reasoning_effort")
+REFUSAL_CODES = ("unsupported_value", "invalid_value", "unsupported_parameter")
+
+
+def refused_variant(ex: Exchange) -> str | None:
+    """The variant a documented refusal names (seed 001: a 4xx with code unsupported_value or invalid_value and
+    the field as param), e.g. ``tool_choice='required' refused: 400 unsupported_value``; None otherwise."""
+    if ex.status is None or not 400 <= ex.status < 500 or ex.status == 429:
+        return None
+    try:
+        error = json.loads(ex.body).get("error")
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(error, dict) or error.get("code") not in REFUSAL_CODES:
+        return None
+    param = error.get("param")
+    field = next((f for f in VARIANT_FIELDS if isinstance(param, str) and param.split(".")[0].split("[")[0] == f),
+                 None)
+    if field is None:
+        return None
+    body = ex.request if isinstance(ex.request, dict) else {}
+    return f"{field}={json.dumps(body.get(field))[:60]} refused: {ex.status} {error['code']}"
+
+
+def _asks_usage(ex: Exchange) -> bool:
+    body = ex.request if isinstance(ex.request, dict) else {}
+    options = body.get("stream_options")
+    return isinstance(options, dict) and options.get("include_usage") is True
 
 
 EVIDENCE_HEADERS = ("content-type", "content-length", "transfer-encoding", "content-encoding", "cache-control",
@@ -132,6 +169,9 @@ def judge_run(outcomes: list[Outcome], settings: Settings, model: str, *, tool: 
     result = RunResult(tool=tool, started_at=started_at, duration_s=duration_s, strict=settings.strict,
                        target={"base_url": settings.base_url, "model": model, "profile": settings.profile,
                                "capabilities": caps}, incomplete=incomplete, tokens=token_totals(outcomes))
+    variants = {o.scenario.name: v for o in outcomes if o.scenario.needs and (v := refused_variant(o.exchanges[0]))}
+    if variants:
+        result.target["variants"] = variants  # supported capabilities, these variants of them refused as documented
     for outcome in outcomes:
         result.checks += judge(outcome, caps, settings, rule_ids)
         first = outcome.exchanges[0]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -37,6 +38,9 @@ ALONE = frozenset({"disconnect", "cancel", "burst"})
 BURST = 12
 REFUSAL_GRACE = 0.5  # after the burst's first refusal, how long the other answers have to arrive
 RUN_TIMEOUT = "run timeout"
+# seed 003 §6: servers list embedding, reranking, speech and image models beside chat ones; no field tells them
+# apart, the practical filter is the name. Discovery takes the first id that does not look like one.
+NOT_CHAT = re.compile(r"embed|rerank|bge|clip|whisper|tts|asr|speech|audio|image|flux|sdxl|diffusion", re.IGNORECASE)
 Emit = Callable[[ev.Event], None]
 
 
@@ -99,8 +103,8 @@ class Runner:
             listed = None
         if not self.model:
             try:
-                data = listed.get("data") or []
-                self.model = str(data[0]["id"])
+                ids = [str(entry["id"]) for entry in listed.get("data") or []]
+                self.model = next((i for i in ids if not NOT_CHAT.search(i)), ids[0])
             except (AttributeError, IndexError, KeyError, TypeError):
                 raise ConfigError(f"{self.base_url}/v1/models answered {ex.status} without a model id; "
                                   "pass --model") from None

@@ -16,11 +16,11 @@ class Capability:
 
 
 CAPABILITY_TABLE: tuple[Capability, ...] = (
-    Capability("tools", "tools-required", "TOOL-018"),
+    Capability("tools", "tools-auto", "TOOL-018"),  # seed 001 takes auto and none, and may refuse the rest
     Capability("reasoning", "reasoning", "RSN-008"),
     Capability("structured", "json-schema-strict", "STR-006"),
     Capability("usage", "stream-usage", "USG-011"),
-    Capability("ollama", "ollama-tags", "OLL-010"),
+    Capability("ollama", "ollama-chat", "OLL-010"),  # seed 002 names /api/chat, /api/generate, /api/pull
     Capability("cancel-endpoint", "cancel-unknown", "CAN-006"),
     Capability("request-id", "stream-plain", "TRN-013"),
 )

@@ -25,6 +25,9 @@ def render_markdown(result: RunResult) -> str:
         lines += ["", "## Capabilities", "", "| capability | supported | how | evidence |", "|---|---|---|---|"]
     for name, cap in target["capabilities"].items():
         lines.append(f"| {name} | {'yes' if cap['supported'] else 'no'} | {cap['source']} | {cap['evidence']} |")
+    if target.get("variants"):
+        lines += ["", "Variants refused as documented (a 4xx naming the field; their rules are not judged):", ""]
+        lines += [f"- {scenario}: {why}" for scenario, why in target["variants"].items()]
     generated = [s for s in result.scenarios if "examples" in s]  # a conformance fuzz run
     if generated:
         lines += ["", "## Generated requests", "", "| kind | examples | requests (with shrinking) | answers |",

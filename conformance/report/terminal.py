@@ -70,6 +70,8 @@ def summary_lines(result: RunResult) -> list[str]:
                  f"{s['failed_by_level']['advisory']:6} {s['skipped']:5}")
     caps = ", ".join(f"{n} {'yes' if c['supported'] else 'no'}" for n, c in t["capabilities"].items())
     lines.append(f"capabilities: {caps}")
+    if t.get("variants"):
+        lines.append(f"variants refused as documented (their rules not judged): {', '.join(t['variants'])}")
     if result.stale_baseline:
         lines.append(f"stale baseline entries (now passing): {len(result.stale_baseline)}")
     return lines + run_notes(result)

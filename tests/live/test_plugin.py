@@ -55,4 +55,4 @@ def test_missing_capability_is_skipped_with_evidence(pytester: pytest.Pytester, 
     result = run_suite(pytester, mlx_server, model_dir, "--conformance-category=ollama", "-rs",
                        "--conformance-scenario=ollama-chat", f"--conformance-report-dir={pytester.path / 'o'}")
     assert result.parseoutcomes()["skipped"] >= 8
-    result.stdout.fnmatch_lines(["*capability ollama unsupported: GET /api/tags answered 404*"])
+    result.stdout.fnmatch_lines(["*capability ollama unsupported: POST /api/chat answered 404*"])
