@@ -17,6 +17,7 @@ from conformance.checks.conditions import (
 from conformance.exchange import Analysis
 from conformance.model import Intent
 from conformance.protocols.chat import sequence
+from conformance.protocols.chat.payloads import carries_output
 
 FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
 
@@ -83,9 +84,17 @@ def cap_honored(a: Analysis) -> Iterator[Finding]:
 
 @check("FIN-007", when=(chat_answer, no_stream_error, lambda a: a.exchange.intent == Intent.EXPECT_LENGTH))
 def length_finish(a: Analysis) -> Iterator[Finding]:
+    cap = next((a.request[k] for k in ("max_completion_tokens", "max_tokens") if isinstance(a.request.get(k), int)),
+               None)
+    usage = a.assembled.usage if isinstance(a.assembled.usage, dict) else {}
+    used = usage.get("completion_tokens")
+    pieces = sum(1 for p in a.chunks if carries_output(p.value))
+    if cap is not None and (used < cap if isinstance(used, int) else pieces < cap):
+        return  # the answer ended by itself before the cap (its usage, else its chunk count, says so)
     for choice in a.assembled.choices.values():
         if choice.finish_reason != "length":
-            yield finding(a, "FIN-007", f"finish_reason {choice.finish_reason!r} for output cut by the cap",
+            yield finding(a, "FIN-007", f"finish_reason {choice.finish_reason!r} for output cut by the cap "
+                          f"(completion_tokens {used if isinstance(used, int) else 'not reported'}, cap {cap})",
                           "length")
 
 
