@@ -197,6 +197,10 @@ def analyze(exchange: Exchange, profile: str | Profile = "openai",
             with gc_paused():
                 decoded = decode_and_assemble(_slices(body, cuts), max_events=MAX_JUDGED_EVENTS)
             analysis.events, analysis.stats, analysis.payloads, analysis.assembled = decoded
+            if "first-name-kept" in prof.allows:  # seed 000: the first non-null name, not the pieces appended
+                for choice in analysis.assembled.choices.values():
+                    for call in choice.tool_calls.values():
+                        call.name = call.first_name
             if analysis.stats.total_bytes < len(body):
                 analysis.judged_bytes = analysis.stats.total_bytes
         elif fmt == "sse":

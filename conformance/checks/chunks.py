@@ -135,7 +135,7 @@ def deltas_and_roles(a: Analysis) -> Iterator[Finding]:
                 reported.add("CHK-009")
                 yield finding(a, "CHK-009", f"role {delta['role']!r} on delta {roles[index]} of choice {index}",
                               "role: assistant once, on the first delta", event=event)
-        elif is_first and "CHK-010" not in reported:
+        elif is_first and "CHK-010" not in reported and not a.allows("role-optional"):
             reported.add("CHK-010")
             yield finding(a, "CHK-010", f"a first delta without role: {short(delta)}",
                           "role: assistant on the first delta", event=event)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,6 +11,7 @@ from conformance.checks.conditions import bad_input, headers_known, openai_error
 from conformance.client import REFUSAL_DEADLINE
 from conformance.exchange import Analysis
 from conformance.model import Intent
+from conformance.protocols.chat.payloads import carries_output
 
 SUCCESS_FINISH = frozenset({"stop", "length", "tool_calls"})
 
@@ -26,6 +28,8 @@ def envelope(a: Analysis) -> Iterator[Finding]:
     if headers_known(a) and a.content_type != "application/json":
         yield finding(a, "ERR-004", f"{status} with Content-Type {a.exchange.header('content-type')!r}",
                       "application/json")
+    if isinstance(error, str) and error.strip() and a.allows("error-string"):
+        return  # LM Studio's {"error": "<message>"} (003 §2.4)
     if not isinstance(error, dict):
         body = a.exchange.body[:120].decode("utf-8", "replace")
         yield finding(a, "ERR-001", f"{status} with body {body!r}", '{"error": {"message": …, …}}', offset=0,
@@ -33,15 +37,27 @@ def envelope(a: Analysis) -> Iterator[Finding]:
         return
     if not isinstance(error.get("message"), str) or not error["message"].strip():
         yield finding(a, "ERR-002", f"error.message {short(error.get('message'))}", "a non-empty string")
-    missing = [k for k in ("type", "param", "code") if k not in error]
+    wanted = ("type", "code") if a.allows("llamacpp-errors") else ("type", "param", "code")
+    missing = [k for k in wanted if k not in error]
     if missing:
         yield finding(a, "ERR-003", f"an error object without {missing}", "message, type, param and code")
+
+
+def overflow_reported_in_stream(a: Analysis) -> bool:
+    """LM Studio's documented overflow (profile lmstudio): 200, an event: error before any output, nothing after."""
+    if a.exchange.intent != Intent.CONTEXT_OVERFLOW or not a.allows("overflow-in-stream") or a.format != "sse":
+        return False
+    errors = [p for p in a.payloads if p.kind == "error"]
+    if not errors:
+        return False
+    first = errors[0].index
+    return not any(p.index < first and carries_output(p.value) for p in a.payloads if p.kind == "chunk")
 
 
 @check("ERR-005", "ERR-006", when=(bad_input,))
 def bad_input_status(a: Analysis) -> Iterator[Finding]:
     status = a.exchange.status
-    if status is None:
+    if status is None or overflow_reported_in_stream(a):
         return
     if status >= 500:
         yield finding(a, "ERR-005", f"status {status} for {a.exchange.intent} input", "a 4xx")
@@ -51,6 +67,8 @@ def bad_input_status(a: Analysis) -> Iterator[Finding]:
 
 @check("ERR-007", when=(bad_input,))
 def refused_before_stream(a: Analysis) -> Iterator[Finding]:
+    if overflow_reported_in_stream(a):
+        return
     if a.exchange.status is not None and a.exchange.status < 300 and a.format == "sse":
         yield finding(a, "ERR-007", f"a {a.exchange.status} event stream for {a.exchange.intent} input",
                       "a 4xx JSON error before any event", offset=0)
@@ -91,6 +109,13 @@ def _code(a: Analysis) -> Any:
 
 @check("ERR-011", when=(_intent(Intent.CONTEXT_OVERFLOW),))
 def context_overflow(a: Analysis) -> Iterator[Finding]:
+    error = _error(a)
+    if a.allows("llamacpp-errors") and isinstance(error, dict) and error.get("type") == "exceed_context_size_error":
+        return  # llama.cpp's documented overflow (003 §5)
+    if overflow_reported_in_stream(a):
+        message = next((p.value for p in a.payloads if p.kind == "error"), None)
+        if "context length" in json.dumps(message):
+            return  # LM Studio: only the message says it (003 §5)
     if _code(a) not in ("context_length_exceeded", "context_window_exceeded"):
         yield finding(a, "ERR-011", f"status {a.exchange.status} code {short(_code(a))}",
                       "a 4xx with code context_length_exceeded")

@@ -29,8 +29,12 @@ def _finishes(a: Analysis) -> list[tuple[int | None, int, object]]:
         return [(None, c.get("index", i), c.get("finish_reason")) for i, c in
                 enumerate(raw if isinstance(raw, list) else []) if isinstance(c, dict)
                 and c.get("finish_reason") is not None]
-    return [(e, c.get("index", 0), c["finish_reason"]) for e, c in choice_items(a)
-            if c.get("finish_reason") is not None]
+    found = [(e, c.get("index", 0), c["finish_reason"]) for e, c in choice_items(a)
+             if c.get("finish_reason") is not None]
+    if a.allows("filter-chunks"):  # 003 §3.7: Azure's asynchronous filter ends a blocked stream in an annotation
+        found += [(p.index, c.get("index", 0), c["finish_reason"]) for p in a.payloads if p.kind == "annotation"
+                  for c in p.value.get("choices") or [] if isinstance(c, dict) and c.get("finish_reason") is not None]
+    return sorted(found, key=lambda f: f[0] or 0)
 
 
 @check("FIN-001", "FIN-002", when=(chat_answer, no_stream_error))

@@ -17,6 +17,15 @@ ALLOWANCES: dict[str, str] = {
     "profile-events": "000 Optional profiling events: afm_profile objects without a choices array before [DONE]",
     "event-error": "003 §3.5: LM Studio reports a failure as event: error with status 200 and nothing after it",
     "unknown-model-served": "003 §2.1: LM Studio answers a request for an unknown model id with a loaded model",
+    "first-name-kept": "000 Streaming tool calls: keep the first non-null id, type and function.name (a name sent "
+                       "again is not appended)",
+    "role-optional": "000 Role and first delta: the first content chunk can include role; reasoning models may "
+                     "begin with reasoning_content",
+    "overflow-in-stream": "003 §3.5 and §5: LM Studio reports a prompt beyond the context as status 200 and an "
+                          "event: error before anything is generated, with only a message (no code)",
+    "error-string": "003 §2.4: LM Studio refuses with 400 and {\"error\": \"<a message>\"}, the error a string",
+    "llamacpp-errors": "003 §5: llama.cpp's errors carry a numeric code and a type (exceed_context_size_error for "
+                       "a prompt beyond the context), and no param",
 }
 
 
@@ -44,11 +53,14 @@ PROFILES: dict[str, Profile] = {
         Profile("openai", frozenset(), "Strict OpenAI Chat Completions; no extensions."),
         Profile("azure", frozenset({"filter-chunks", "model-version", "filter-block-no-usage"}),
                 "Azure OpenAI: prompt-filter and annotation chunks, the model version as model."),
-        Profile("afm", frozenset({"finish-cancelled", "profile-events"}),
-                "AFM: cancel endpoint, finish_reason cancelled, afm_profile events."),
-        Profile("lmstudio", frozenset({"event-error", "unknown-model-served"}),
-                "LM Studio: event: error in the stream; an unknown model answered by a loaded one."),
-        Profile("llamacpp", frozenset({"finish-cancelled"}), "llama.cpp's llama-server."),
+        Profile("afm", frozenset({"finish-cancelled", "profile-events", "first-name-kept", "role-optional"}),
+                "AFM: cancel endpoint, finish_reason cancelled, afm_profile events, the first tool name kept, "
+                "role optional on the first delta."),
+        Profile("lmstudio", frozenset({"event-error", "unknown-model-served", "overflow-in-stream", "error-string"}),
+                "LM Studio: event: error in the stream (also for a prompt beyond the context); string errors; an "
+                "unknown model answered by a loaded one."),
+        Profile("llamacpp", frozenset({"finish-cancelled", "llamacpp-errors"}),
+                "llama.cpp's llama-server: numeric error codes and typed overflow errors."),
         Profile("vllm", frozenset(), "vLLM's OpenAI server."),
         Profile("ollama", frozenset(), "Ollama: its /v1 routes and native NDJSON."),
     )

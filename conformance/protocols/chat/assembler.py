@@ -85,6 +85,7 @@ class ToolCall:
     type: str | None = None
     name: str | None = None
     arguments: str = ""
+    first_name: str | None = None  # the first non-null name piece (seed 000 keeps it; 003 appends pieces)
 
     def to_json(self) -> dict[str, Any]:
         return {"index": self.index, "id": self.id, "type": self.type, "name": self.name,
@@ -163,6 +164,7 @@ class Assembled:
     error: Any = None
     done: bool = False
     done_end: int | None = None  # where the [DONE] event's block ends in the body
+    filtered: bool = False  # a content filter's verdict said filtered: true (Azure, 003 §3.7)
 
     def choice(self, index: int = 0) -> Choice:
         if index not in self.choices:
@@ -173,6 +175,8 @@ class Assembled:
         first = self.choices[min(self.choices)].to_json() if self.choices else Choice(0).to_json()
         first.pop("index")
         out: dict[str, Any] = {**first, "usage": self.usage, "error": self.error}
+        if self.filtered:
+            out["filtered"] = True
         if len(self.choices) > 1:
             out["choices"] = [self.choices[i].to_json() for i in sorted(self.choices)]
         return out
@@ -220,6 +224,21 @@ class Assembler:
                 self.result.error = error_object(payload)
         elif payload.kind == "chunk":
             self._chunk(payload.value)
+        elif payload.kind == "annotation":
+            self._annotation(payload.value)
+
+    def _annotation(self, chunk: dict[str, Any]) -> None:
+        """003 §3.7: an annotation's finish_reason content_filter is the stream's finish (a block caught while the
+        answer streams); a verdict with filtered: true marks the answer blocked, also after the model's stop."""
+        for position, raw in enumerate(chunk.get("choices") or []):
+            index = raw.get("index", position)
+            if raw.get("finish_reason") == "content_filter":
+                choice = self.result.choice(index if isinstance(index, int) else position)
+                if choice.finish_reason is None:
+                    choice.finish_reason = "content_filter"
+            results = raw.get("content_filter_results")
+            if isinstance(results, dict) and '"filtered": true' in json.dumps(results):
+                self.result.filtered = True
 
     def close(self) -> Assembled:
         for choice in self.result.choices.values():
@@ -314,6 +333,8 @@ def merge_tool_call(choice: Choice, piece: dict[str, Any], position: int) -> Non
     name = function.get("name")
     if isinstance(name, str):
         call.name = (call.name or "") + name
+        if call.first_name is None:
+            call.first_name = name
     arguments = function.get("arguments")
     if isinstance(arguments, str):
         call.arguments += arguments

@@ -87,8 +87,8 @@ def _kind_of(value: Any, event_type: str) -> str:
     if choices and type(choices) is list and type(choices[0]) is dict and "delta" in choices[0] \
             and "error" not in value:
         return "chunk"  # the common case, decided without scanning every key
-    if "error" in value and "choices" not in value:
-        return "error"
+    if value.get("error") is not None or "error" in value and "choices" not in value:
+        return "error"  # also an error-marked chunk that carries choices (seed 000: mid-stream failure)
     if any(key in value for key in PROFILE_KEYS) and "choices" not in value:
         return "profile"
     if any(key in value for key in FILTER_KEYS) and not choices:
