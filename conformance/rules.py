@@ -267,6 +267,11 @@ RULES: tuple[Rule, ...] = (
     _r("ERR-018", "errors", "advisory", "stream",
        "Requests beyond the server's capacity are refused (429) or started, not queued without a bound",
        f"{STRICT} start (one generation plus a queue of four; more get 429)"),
+    _r("ERR-019", "errors", "should", "both", "A top-level field set to null is treated as absent, not refused",
+       f"{STRICT} supported API (a top-level field set to null is treated as absent); {OPENAI}"),
+    _r("ERR-020", "errors", "should", "both",
+       "user, store, metadata, service_tier, prompt_cache_key and safety_identifier are accepted (if ignored)",
+       f"{STRICT} supported API (accepted and ignored); {OPENAI}"),
     # cancellation
     _r("CAN-001", "cancellation", "must", "stream", "A disconnect frees the generation",
        f"{NPU} cancellation", "J1", "J2", "J5", "J8", "J14"),

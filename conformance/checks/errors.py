@@ -189,3 +189,16 @@ def bounded_queue(a: Analysis) -> Iterator[Finding]:
                       f"{burst.wait_s:g} s ({burst.started} started, none refused)",
                       "each request started or refused (429) at once: a bounded queue",
                       remedy="Bound the queue and answer 429 with Retry-After beyond it (seed 001: --queue-limit).")
+
+
+@check("ERR-019", "ERR-020", when=(lambda a: a.exchange.intent in (Intent.NULL_FIELDS, Intent.IGNORED_FIELDS)
+                                   and a.exchange.status is not None,))
+def optional_fields(a: Analysis) -> Iterator[Finding]:
+    rule = "ERR-019" if a.exchange.intent == Intent.NULL_FIELDS else "ERR-020"
+    if not a.success:
+        error = _error(a)
+        said = error.get("message") if isinstance(error, dict) else error
+        fields = sorted(k for k, v in a.request.items() if (v is None) == (rule == "ERR-019")
+                        and k not in ("model", "messages", "stream", "max_tokens"))
+        yield finding(a, rule, f"status {a.exchange.status} ({short(said)}) for {', '.join(fields)}",
+                      "an answer, as without them", offset=0)

@@ -79,6 +79,8 @@ class Intent(str, Enum):
     CONTEXT_OVERFLOW = "context-overflow"
     OVERSIZED = "oversized"
     WRONG_CONTENT_TYPE = "wrong-content-type"
+    NULL_FIELDS = "null-fields"  # optional top-level fields set to null: treated as absent
+    IGNORED_FIELDS = "ignored-fields"  # OpenAI fields a server may ignore, but must accept
     CANCELLED_STREAM = "cancelled-stream"  # a stream the cancel endpoint stops
     CANCEL = "cancel"  # the cancel call itself
     CANCEL_UNKNOWN = "cancel-unknown"
