@@ -18,7 +18,7 @@ LIMIT = 20  # failing rules listed in the summary
 
 def summary(doc: dict[str, Any], report_dir: str) -> str:
     """The step summary: verdict, per-category counts, failing rules one line each, where the report is."""
-    from conformance.report.common import by_category, where
+    from conformance.report.common import by_category, run_notes, where
     from conformance.results import from_json
     from conformance.rules import RULES_BY_ID
 
@@ -28,6 +28,7 @@ def summary(doc: dict[str, Any], report_dir: str) -> str:
     lines = [f"## chat-conformance: {'✅' if verdict == 'PASS' else '❌'} {verdict}", "",
              f"`{target['base_url']}`, model `{target['model']}`, profile `{target['profile']}`, "
              f"rule set {doc['tool'].get('ruleset', '?')}, {doc['duration_s']:.1f} s", "",
+             *(f"**{note}**" if note.startswith("INCOMPLETE") else note for note in run_notes(result)), "",
              "| category | passed | must | should | advisory | skipped |", "|---|---:|---:|---:|---:|---:|"]
     for row in by_category(result):
         lines.append(f"| {row.category} | {row.passed} | {row.failed['must']} | {row.failed['should']} | "

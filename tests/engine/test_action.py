@@ -27,7 +27,8 @@ def run_step(server: ServerProcess, tmp_path: Path, extra: dict[str, str]) -> tu
 
 def test_the_step_reads_the_same_variables_as_action_yml() -> None:
     text = (ROOT / "action.yml").read_text(encoding="utf-8")
-    for name in ("BASE_URL", "MODEL", "API_KEY", "EXPECT", "PROFILE", "BASELINE", "STRICT", "TIMEOUT", "REPORT_DIR"):
+    for name in ("BASE_URL", "MODEL", "API_KEY", "EXPECT", "PROFILE", "BASELINE", "STRICT", "TIMEOUT", "RUN_TIMEOUT",
+                 "REPORT_DIR"):
         assert f"CONFORMANCE_{name}: ${{{{ inputs." in text, name
     assert "run: python -m conformance.action" in text
 
