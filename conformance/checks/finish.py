@@ -88,10 +88,8 @@ def cap_honored(a: Analysis) -> Iterator[Finding]:
 
 @check("FIN-007", when=(chat_answer, no_stream_error, lambda a: a.exchange.intent == Intent.EXPECT_LENGTH))
 def length_finish(a: Analysis) -> Iterator[Finding]:
-    cap = next((a.request[k] for k in ("max_completion_tokens", "max_tokens") if isinstance(a.request.get(k), int)),
-               None)
-    usage = a.assembled.usage if isinstance(a.assembled.usage, dict) else {}
-    used = usage.get("completion_tokens")
+    cap = max_tokens(a)
+    used = (usage_of(a) or {}).get("completion_tokens")
     pieces = sum(1 for p in a.chunks if carries_output(p.value))
     if cap is not None and (used < cap if isinstance(used, int) else pieces < cap):
         return  # the answer ended by itself before the cap (its usage, else its chunk count, says so)

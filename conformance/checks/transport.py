@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from conformance.checks import Finding, check, finding
 from conformance.checks.conditions import chat_ok, chat_sse, headers_known
-from conformance.client import REFUSAL_DEADLINE
+from conformance.client import ABANDONED, REFUSAL_DEADLINE
 from conformance.exchange import MAX_JUDGED_BYTES, MAX_JUDGED_EVENTS, Analysis
 
 ABORTS_TIME = ("first-byte timeout", "idle timeout", "total timeout")
@@ -83,7 +83,7 @@ def http10_framing(a: Analysis) -> Iterator[Finding]:
 @check("TRN-014", when=(lambda a: not a.exchange.observations.headers_unknown,))
 def answered(a: Analysis) -> Iterator[Finding]:
     obs = a.exchange.observations
-    if a.exchange.status is None and obs.aborted not in (REFUSAL_DEADLINE, "queue wait"):  # ERR-017, ERR-018
+    if a.exchange.status is None and obs.aborted not in (REFUSAL_DEADLINE, ABANDONED):  # ERR-017, ERR-018
         why = obs.aborted or "the connection ended"
         yield finding(a, "TRN-014", f"no HTTP response ({why}{': ' + obs.error if obs.error else ''})",
                       "a status line and headers, for bad input a 4xx", offset=0 if a.exchange.body else None)

@@ -113,13 +113,19 @@ class Runner:
 
     def _health_context(self) -> int | None:
         """The context length a seed-001 style ``/health`` states (``max_context``), if the server has one."""
+        return context_tokens(self._health("discover/health"), self.model)
+
+    def _health(self, scenario: str) -> Any:
+        """``GET /health`` as JSON (None without a 200 JSON answer), under every request's limits with a short
+        total and a small byte cap: a server that dribbles it cannot hold the run."""
         probe = replace(self.settings.limits, total=min(2.0, self.settings.limits.total), max_bytes=64 * 1024)
-        ex = self.send(Request(method="GET", path="/health", scenario="discover/health"), probe)
+        ex = self.send(Request(method="GET", path="/health", scenario=scenario), probe)
+        if ex.status != 200 or ex.observations.aborted:
+            return None
         try:
-            doc = json.loads(ex.body) if ex.status == 200 and not ex.observations.aborted else None
+            return json.loads(ex.body)
         except ValueError:
             return None
-        return context_tokens(doc, self.model)
 
     def refuse_if_unauthorized(self, ex: Exchange, what: str) -> None:
         """A 401 or 403 ends the run at once, in one sentence: every scenario after it would only be skipped."""
@@ -215,16 +221,9 @@ class Runner:
         return [replace(ex, observations=ex.observations.with_(disconnect=Disconnect(**obs)))]
 
     def _generations(self) -> dict[str, Any] | None:
-        """The server's generation counters (the reference server's /health), if it exposes them; the
-        probe runs under the same limits as every request, with a short total and a small byte cap."""
-        probe = replace(self.settings.limits, total=min(2.0, self.settings.limits.total), max_bytes=64 * 1024)
-        ex = self.send(Request(method="GET", path="/health", scenario="disconnect/health"), probe)
-        if ex.status != 200 or ex.observations.aborted:
-            return None
-        try:
-            counters = json.loads(ex.body)["generations"]
-        except (ValueError, KeyError, TypeError):
-            return None
+        """The server's generation counters (the reference server's /health), if it exposes them."""
+        doc = self._health("disconnect/health")
+        counters = doc.get("generations") if isinstance(doc, dict) else None
         return counters if isinstance(counters, dict) else None
 
     def _running_after(self, grace: float = 1.0) -> int | None:
