@@ -54,13 +54,13 @@ class Exchange:
 
     @property
     def endpoint(self) -> str:
-        """chat, models, model, cancel, ollama-chat, ollama-generate, ollama-tags or other."""
+        """chat, models, model, cancel, ollama-chat, ollama-generate, ollama-pull, ollama-tags, health or other."""
         path = self.path.split("?", 1)[0].rstrip("/")
         if path.endswith("/cancel"):
             return "cancel"
         for suffix, name in (("/chat/completions", "chat"), ("/v1/models", "models"),
                              ("/api/chat", "ollama-chat"), ("/api/generate", "ollama-generate"),
-                             ("/api/tags", "ollama-tags")):
+                             ("/api/tags", "ollama-tags"), ("/api/pull", "ollama-pull"), ("/health", "health")):
             if path.endswith(suffix):
                 return name
         return "model" if "/v1/models/" in path else "other"
@@ -101,7 +101,7 @@ class Analysis:
         """Whether the request asked for a stream (or, with no request known, the body is one)."""
         req = self.exchange.request
         if isinstance(req, dict):
-            default = self.exchange.endpoint in ("ollama-chat", "ollama-generate")
+            default = self.exchange.endpoint in ("ollama-chat", "ollama-generate", "ollama-pull")
             return req.get("stream", default) is True
         return self.format in ("sse", "ndjson")
 
@@ -123,6 +123,14 @@ class Analysis:
         if extension not in ALLOWANCES:
             raise KeyError(f"unknown allowance {extension!r}")
         return extension in self.profile.allows
+
+    def expects(self, promise: str) -> bool:
+        """Whether the profile's dialect documents this promise (a name outside the closed set is a bug)."""
+        from conformance.model.profiles import EXPECTATIONS
+
+        if promise not in EXPECTATIONS:
+            raise KeyError(f"unknown expectation {promise!r}")
+        return promise in self.profile.expects
 
 
 def detect_format(exchange: Exchange) -> str:

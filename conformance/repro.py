@@ -79,6 +79,12 @@ def scenario_script(kind: str, base_url: str, req: Request, api_key: str | None 
         return f"{one} &\nsleep 1  # the stream has started\n{call}\nwait"
     if kind == "burst":
         return f"for i in $(seq {burst}); do\n  {one} | head -n 1 &\ndone\nwait  # the refused ones answer 429"
+    if kind == "repeat":
+        return f"{one}\n# the same history again: its usage reports the reused prompt tokens\n{one}"
+    if kind == "cancel-completed":
+        rid = req.headers.get("X-Request-ID", "ID")
+        call = curl(base_url, Request(path=f"/v1/chat/completions/{rid}/cancel", body={}), api_key)
+        return f"{one}\n# the stream has ended: cancelling it now answers 404\n{call}"
     if kind == "followup" and followup is not None:
         return f"{one}\n# then a plain request, which must still be answered:\n{curl(base_url, followup, api_key)}"
     return one

@@ -9,16 +9,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RULESET_VERSION = "3"  # bumped whenever a rule is added or retired or its meaning changes; in every report
+RULESET_VERSION = "4"  # bumped whenever a rule is added or retired or its meaning changes; in every report
 # 2: TRN-014 (every request gets a response; nothing passes without one), judging caps under TRN-011.
 # 3: ERR-017 (bad input is refused within the refusal deadline), ERR-018 (a burst is answered or refused, not
 #    queued without a bound); TRN-014 leaves a request cut at the refusal deadline to ERR-017; MOD-002 asks only
 #    for the data array 003 §6 reads, MOD-006 (should) for object: list; ERR-014 and STR-004 advisory (003 §5: a
 #    429's Retry-After "may" be present; §2.6: a schema without strict binds nothing).
+# 4: the dialect facts of issue 12: TRN-015/016 (OpenAI-Request-ID, X-Grammar-Constraints), CHK-020 (AFM profile
+#    events), TOOL-019/020 (union schemas, the round trip accepted), RSN-009/010, IMG-001..003, USG-012 (prompt
+#    reuse), MOD-007/008 (capabilities, /health), OLL-011..014 (length, X-Request-ID, /api/pull, failures);
+#    CAN-004 also for a completed and a chatcmpl id; STR-003 leaves a declared downgrade to STR-004.
 
 CATEGORIES = (
     "transport", "framing", "chunks", "finish", "usage", "tools", "reasoning", "structured",
-    "errors", "cancellation", "models", "ollama", "fuzz",
+    "errors", "images", "cancellation", "models", "ollama", "fuzz",
 )
 LEVELS = ("must", "should", "advisory")
 APPLIES = ("stream", "non-stream", "both")
@@ -85,6 +89,11 @@ RULES: tuple[Rule, ...] = (
     _r("TRN-014", "transport", "must", "both", "Every request gets an HTTP response (a status line), also bad input",
        f"RFC 9110 §3.4 (a server responds to a request with a response); {WIRE} §5 (errors are statuses); "
        f"{STRICT} (bad input gets a 4xx envelope)"),
+    _r("TRN-015", "transport", "should", "both", "OpenAI-Request-ID accompanies X-Request-ID (dialects that document it)",
+       f"{AFM} headers (X-Request-ID and OpenAI-Request-ID: the correlation and cancellation handle)"),
+    _r("TRN-016", "transport", "should", "both",
+       "X-Grammar-Constraints, where sent, says downgraded, on a request with a strict schema or strict tool",
+       f"{AFM} headers (a strict schema or strict tool grammar running best-effort)"),
     # framing
     _r("SSE-001", "framing", "must", "stream", "The event stream is valid UTF-8", f"{WHATWG}; {WIRE} §3.1", "B8"),
     _r("SSE-002", "framing", "must", "stream", "The stream ends with a data: [DONE] event",
@@ -148,6 +157,9 @@ RULES: tuple[Rule, ...] = (
        f"{WIRE} §3.2 (refusal in place of content)"),
     _r("CHK-019", "chunks", "must", "non-stream", "A non-stream choice carries a message with role assistant",
        OPENAI),
+    _r("CHK-020", "chunks", "must", "stream",
+       "Profile events come only when asked, after usage and before [DONE], without choices",
+       f"{AFM} optional profiling events (after usage, before the terminator; no choices array)"),
     # finish
     _r("FIN-001", "finish", "must", "both", "Every choice ends with exactly one non-null finish_reason",
        f"{WIRE} §3.2; {AFM} lifecycle", "D5", "D6", "D8", "D10", "D16"),
@@ -185,6 +197,9 @@ RULES: tuple[Rule, ...] = (
     _r("USG-010", "usage", "should", "both", "An answer with text reports completion_tokens > 0", f"{WIRE} §3.4"),
     _r("USG-011", "usage", "must", "both", "include_usage is honored when the server is expected to (capability usage)",
        f"{WIRE} §3.4", "E12", "E14", "E15"),
+    _r("USG-012", "usage", "should", "both",
+       "The same history sent again reports its reused tokens in cached_tokens (dialects that reuse prompts)",
+       f"{STRICT} prompt reuse (usage.prompt_tokens_details.cached_tokens)"),
     # tools
     _r("TOOL-001", "tools", "must", "stream", "tool_calls is an array whose pieces carry an integer index",
        f"{WIRE} §3.3; {AFM} tool calls", "F18", "F19", "F20"),
@@ -212,6 +227,12 @@ RULES: tuple[Rule, ...] = (
        f"{WIRE} §3.3", "F40"),
     _r("TOOL-018", "tools", "must", "both", "Tools are accepted when the server is expected to (capability tools)",
        f"{WIRE} §2.4"),
+    _r("TOOL-019", "tools", "should", "both",
+       "A tool schema with allOf or a mixed-type union is answered, or refused with a 4xx (invalid_tool_schema where "
+       "the dialect says so)", f"{STRICT} tool calls (overlapping oneOf, mixed unions and allOf return 400 "
+       "invalid_tool_schema; the server does not guess)"),
+    _r("TOOL-020", "tools", "must", "both", "A history with the assistant's tool calls and their results is accepted",
+       f"{WIRE} §2.2 (assistant turns with tool calls, tool results); {STRICT} tool calls (the client runs the loop)"),
     # reasoning
     _r("RSN-001", "reasoning", "advisory", "both", "Reasoning inline as <think> in content", f"{WIRE} §4", "G11"),
     _r("RSN-002", "reasoning", "advisory", "both", "Reasoning in reasoning rather than reasoning_content",
@@ -225,6 +246,11 @@ RULES: tuple[Rule, ...] = (
     _r("RSN-007", "reasoning", "should", "stream", "Reasoning comes before the answer", f"{AFM} lifecycle"),
     _r("RSN-008", "reasoning", "must", "both", "Reasoning is produced when the server is expected to (capability reasoning)",
        f"{WIRE} §4"),
+    _r("RSN-009", "reasoning", "should", "both", "A history repeating reasoning_content on the assistant turn is accepted",
+       f"{WIRE} §2.2 (reasoning sent back under the same key)"),
+    _r("RSN-010", "reasoning", "should", "both",
+       "Every reasoning_effort value (none, low, medium, high, xhigh) is accepted or refused as unsupported",
+       f"{WIRE} §2.1 and §2.5; {STRICT} supported API (reasoning_effort returns unsupported_value)"),
     # structured
     _r("STR-001", "structured", "must", "both", "json_object gets content that parses as a JSON object", f"{WIRE} §2.6"),
     _r("STR-002", "structured", "must", "both", "Structured content is not fenced in markdown", f"{AFM} structured output"),
@@ -272,6 +298,16 @@ RULES: tuple[Rule, ...] = (
     _r("ERR-020", "errors", "should", "both",
        "user, store, metadata, service_tier, prompt_cache_key and safety_identifier are accepted (if ignored)",
        f"{STRICT} supported API (accepted and ignored); {OPENAI}"),
+    # images
+    _r("IMG-001", "images", "must", "both",
+       "A data-URL image in a user message is answered, or refused with a 4xx envelope (never a 5xx)",
+       f"{WIRE} §2.2 (images go inline as data URLs); {STRICT} images"),
+    _r("IMG-003", "images", "must", "both", "Images are accepted when the server is expected to (capability images)",
+       f"{STRICT} images (capabilities [\"text\", \"image\"] with a vision pack)"),
+    _r("IMG-002", "images", "should", "both",
+       "An image outside a user message is refused with 400 (and, where the dialect says so, a remote URL or a "
+       "detail other than auto)", f"{STRICT} images (an image_url on any other role returns 400; data URLs only, "
+       "detail absent or auto)"),
     # cancellation
     _r("CAN-001", "cancellation", "must", "stream", "A disconnect frees the generation",
        f"{NPU} cancellation", "J1", "J2", "J5", "J8", "J14"),
@@ -279,7 +315,8 @@ RULES: tuple[Rule, ...] = (
        f"{AFM} cancellation", "J9", "J10"),
     _r("CAN-003", "cancellation", "must", "stream", "A cancelled stream ends with finish_reason cancelled, then [DONE]",
        f"{AFM} cancellation"),
-    _r("CAN-004", "cancellation", "must", "both", "The cancel endpoint answers 404 cancelled: false for an unknown id",
+    _r("CAN-004", "cancellation", "must", "both",
+       "The cancel endpoint answers 404 cancelled: false for an unknown, a completed or a chatcmpl id",
        f"{AFM} cancellation"),
     _r("CAN-005", "cancellation", "must", "stream", "A disconnect does not disturb another client's stream",
        f"{NPU} cancellation", "J4"),
@@ -296,6 +333,12 @@ RULES: tuple[Rule, ...] = (
        OPENAI_MODELS, "K4", "K5"),
     _r("MOD-005", "models", "should", "non-stream", "Listed ids are unique", f"{WIRE} §6"),
     _r("MOD-006", "models", "should", "non-stream", "The model list says object: list", OPENAI_MODELS, "K2"),
+    _r("MOD-007", "models", "should", "non-stream",
+       "capabilities, where a listed model states them, is an array of strings with text",
+       f"{STRICT} images (/v1/models reports capabilities [\"text\", \"image\"] or [\"text\"])"),
+    _r("MOD-008", "models", "should", "non-stream",
+       "GET /health, where served (and where the dialect documents it), answers 200 with a JSON object",
+       f"{STRICT} supported API (GET /health; its vision state ready, missing, invalid or unsupported)"),
     # ollama
     _r("OLL-001", "ollama", "should", "stream", "An Ollama stream is served as application/x-ndjson", f"{NPU} §2", "L1"),
     _r("OLL-002", "ollama", "must", "stream", "Every line is one JSON object, ended by a newline", f"{NPU} §2"),
@@ -312,6 +355,15 @@ RULES: tuple[Rule, ...] = (
        "Ollama API reference: List local models (seed 002 does not name /api/tags)"),
     _r("OLL-010", "ollama", "must", "both", "The Ollama routes are served when the server is expected to (capability ollama)",
        f"{NPU} §2"),
+    _r("OLL-011", "ollama", "must", "both", "A generation cut by num_predict ends with done_reason length",
+       f"{NPU} §2 (length when generation reaches the effective max output token limit)"),
+    _r("OLL-012", "ollama", "advisory", "both", "The Ollama routes echo X-Request-ID", f"{NPU} headers (can include)"),
+    _r("OLL-013", "ollama", "must", "both",
+       "/api/pull streams status frames (digest, total, completed while pulling) ending in success or an error",
+       f"{NPU} §2 (/api/pull example)"),
+    _r("OLL-014", "ollama", "must", "both",
+       "A failed Ollama request gets an error status with {\"error\"} or a terminal error frame, never done: true",
+       f"{NPU} §2 (on failure, a terminal NDJSON error object and no success-shaped done: true chunk)"),
     # fuzz: judged on generated requests by `conformance fuzz`, not by the scenarios of a live run
     _r("FUZ-001", "fuzz", "must", "both",
        "A valid request gets a conformant response or a documented 4xx (400, 404, 413, 422, 429) in the envelope",

@@ -40,6 +40,19 @@ NESTED = {"type": "function", "function": {
                            "properties": {"to": {"type": "string", "maxLength": 30}}}}}}}}
 ASK_WEATHER = [{"role": "user", "content": "What is the weather in Paris? Use the tool."}]
 ASK_BOTH = [{"role": "user", "content": "What is the weather in Paris and the time in CET? Use the tools."}]
+UNION = {"type": "function", "function": {
+    "name": "set_label", "description": "Label a thing",
+    "parameters": {"type": "object", "required": ["label"], "properties": {
+        "label": {"anyOf": [{"type": "string"}, {"type": "object"}]},  # a mixed-type union
+        "note": {"allOf": [{"type": "string"}, {"maxLength": 20}]}}}}}
+PIXEL = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5"
+         "ErkJggg==")  # a 1x1 PNG
+
+
+def image(url: str = PIXEL, **extra: Any) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": url, **extra}}
+
+
 PERSON = {"type": "object", "additionalProperties": False, "required": ["name", "age"],
           "properties": {"name": {"type": "string", "maxLength": 30}, "age": {"type": "integer", "minimum": 0,
                                                                               "maximum": 150}}}
@@ -95,9 +108,15 @@ class Scenario:
     category: str
     build: Callable[[Context], Request]
     needs: str | None = None
-    kind: str = "plain"  # plain | followup | disconnect | cancel | http10 | cancel-unknown
+    kind: str = "plain"  # plain | followup | disconnect | cancel | cancel-completed | repeat | http10 | burst
     description: str = ""
     tags: tuple[str, ...] = field(default_factory=tuple)
+    only: tuple[str, ...] = ()  # the profiles whose dialect it tests (empty: every profile)
+    opt_in: bool = False  # run only when chosen by name (it has side effects on the server)
+
+    def runs_under(self, profile: str) -> bool:
+        """Whether a run under this profile includes it by default."""
+        return not self.opt_in and (not self.only or profile in self.only)
 
 
 def chat(ctx: Context, messages: list[dict[str, Any]], *, stream: bool | None = True, intent: Intent | None = None,
@@ -117,6 +136,10 @@ ANSWER = 32  # a short answer's cap: "Say hello in one short sentence." ends wel
 CALL = 64  # room for one tool call in any template's markup
 THINK = 128  # reasoning before a short answer
 JSON = 96  # a small JSON object, whole
+
+
+def _effort(value: str) -> Callable[[Context], Request]:
+    return lambda c: chat(c, HELLO, reasoning_effort=value, max_tokens=16, intent=Intent.EFFORT)
 
 
 def _scenarios() -> list[Scenario]:
@@ -166,18 +189,26 @@ def _scenarios() -> list[Scenario]:
             {"role": "assistant", "content": None, "tool_calls": [{"id": "call_rt1", "type": "function", "function": {
                 "name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
             {"role": "tool", "tool_call_id": "call_rt1", "content": '{"sky": "sunny", "celsius": 21}'}],
-            tools=[WEATHER], max_tokens=CALL), needs="tools", description="A tool result sent back: the next turn answers."),
+            tools=[WEATHER], max_tokens=CALL, intent=Intent.ROUNDTRIP), needs="tools",
+          description="A tool result sent back: the next turn answers."),
+        s("tools-schema-union", "tools", lambda c: chat(c, [{"role": "user", "content": "Label it 'red'."}], tools=[UNION],
+                                                        max_tokens=CALL, intent=Intent.TOOL_SCHEMA_UNION), needs="tools",
+          description="A tool schema with a mixed-type union and allOf: answered, or refused with a 4xx "
+          "(seed 001: 400 invalid_tool_schema)."),
         s("tools-cut-by-length", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="required",
                                                          max_tokens=3, intent=Intent.EXPECT_LENGTH), needs="tools"),
         # reasoning and structured output
-        s("reasoning", "reasoning", lambda c: chat(c, HELLO, reasoning_effort="low", max_tokens=THINK),
-          needs="reasoning"),
-        s("reasoning-none", "reasoning", lambda c: chat(c, HELLO, reasoning_effort="none", max_tokens=THINK),
-          needs="reasoning"),
+        s("reasoning", "reasoning", lambda c: chat(c, HELLO, reasoning_effort="low", max_tokens=THINK,
+                                                   intent=Intent.EFFORT), needs="reasoning"),
+        s("reasoning-none", "reasoning", lambda c: chat(c, HELLO, reasoning_effort="none", max_tokens=THINK,
+                                                        intent=Intent.EFFORT), needs="reasoning"),
         s("reasoning-roundtrip", "reasoning", lambda c: chat(c, HELLO + [
             {"role": "assistant", "content": "Hello!", "reasoning_content": "The user greets me."},
-            {"role": "user", "content": "Say it again."}], reasoning_effort="low", max_tokens=THINK),
-          needs="reasoning"),
+            {"role": "user", "content": "Say it again."}], reasoning_effort="low", max_tokens=THINK,
+            intent=Intent.ROUNDTRIP), needs="reasoning"),
+        *(s(f"reasoning-effort-{value}", "reasoning", _effort(value), needs="reasoning",
+            description=f"reasoning_effort {value}: accepted, or refused as unsupported (seed 003 §2.1).")
+          for value in ("medium", "high", "xhigh")),
         s("json-object", "structured", lambda c: chat(c, [{"role": "user", "content": "Reply with a JSON object "
                                                            "describing a cat."}],
                                                       response_format={"type": "json_object"}, max_tokens=JSON),
@@ -224,6 +255,30 @@ def _scenarios() -> list[Scenario]:
           "without a body limit parses it and answers rather than tokenizing 16 MiB."),
         s("error-wrong-content-type", "errors", lambda c: _raw(c, b"hello", Intent.WRONG_CONTENT_TYPE, "text/plain"),
           kind="followup"),
+        # images (seed 001 Images; 003 §2.2)
+        s("image-data-url", "images", lambda c: chat(c, [{"role": "user", "content": [
+            {"type": "text", "text": "What colour is this pixel?"}, image()]}], max_tokens=ANSWER, intent=Intent.IMAGE),
+          description="A data-URL image in a user message: answered, or refused with a 4xx envelope."),
+        s("image-wrong-role", "images", lambda c: chat(c, [{"role": "system", "content": [image()]}, *HELLO],
+                                                       max_tokens=ANSWER, intent=Intent.IMAGE_MISPLACED),
+          kind="followup", description="An image in a system message: refused with 400."),
+        s("image-detail-high", "images", lambda c: chat(c, [{"role": "user", "content": [
+            {"type": "text", "text": "Describe it."}, image(detail="high")]}], max_tokens=ANSWER,
+            intent=Intent.IMAGE_MISPLACED), kind="followup", only=("strict",),
+          description="detail high, which seed 001 refuses (detail absent or auto)."),
+        s("image-remote-url", "images", lambda c: chat(c, [{"role": "user", "content": [
+            {"type": "text", "text": "Describe it."}, image("https://example.invalid/pixel.png")]}], max_tokens=ANSWER,
+            intent=Intent.IMAGE_MISPLACED), kind="followup", only=("strict",),
+          description="A remote image URL, which seed 001 refuses (data URLs only); .invalid never resolves."),
+        # usage: prompt reuse
+        s("prompt-reuse", "usage", lambda c: chat(c, HELLO, max_tokens=ANSWER, **usage), needs="usage", kind="repeat",
+          description="The same history twice: the second reports the reused prompt tokens (seed 001)."),
+        # AFM profile events (seed 000): a server without them ignores the header
+        s("afm-profile", "chunks", lambda c: chat(c, HELLO, max_tokens=5, headers={"X-AFM-Profile": "true"}, **usage),
+          description="X-AFM-Profile: true: an afm_profile object after usage, before [DONE], without choices."),
+        s("afm-profile-extended", "chunks", lambda c: chat(c, HELLO, max_tokens=5,
+                                                           headers={"X-AFM-Profile": "extended"}, **usage),
+          description="X-AFM-Profile: extended: afm_profile_extended with summary and samples."),
         # cancellation
         s("disconnect", "cancellation", lambda c: chat(c, LONG, max_tokens=3000), kind="disconnect",
           description="Disconnect after the first event of a long generation; the work must stop."),
@@ -233,6 +288,9 @@ def _scenarios() -> list[Scenario]:
         s("cancel-unknown", "cancellation", lambda c: Request(
             path="/v1/chat/completions/conformance-unknown-id/cancel", body={}, intent=Intent.CANCEL_UNKNOWN),
           needs="cancel-endpoint"),
+        s("cancel-completed", "cancellation", lambda c: chat(c, HELLO, max_tokens=ANSWER, headers={
+            "X-Request-ID": "conformance-cancel-done-1"}), needs="cancel-endpoint", kind="cancel-completed",
+          description="A stream that has ended, then its cancel call and one with its chatcmpl id: 404, cancelled: false."),
         s("queue-full", "errors", lambda c: chat(c, LONG, max_tokens=3000), kind="burst",
           description="Twelve long streams at once: a server with a bounded queue answers 429 with Retry-After."),
         # transport over HTTP/1.0
@@ -240,9 +298,23 @@ def _scenarios() -> list[Scenario]:
           description="An HTTP/1.0 request: no Transfer-Encoding, a close-delimited body."),
         # models and Ollama
         s("models", "models", lambda c: Request(method="GET", path="/v1/models")),
+        s("health", "models", lambda c: Request(method="GET", path="/health"),
+          description="GET /health (seed 001): 200 with a JSON object where served."),
         s("ollama-chat", "ollama", lambda c: Request(path="/api/chat", body={"model": c.model, "messages": HELLO,
-                                                                                 "options": {"num_predict": ANSWER}}),
+                                                                                 "options": {"num_predict": ANSWER}},
+                                                     headers={"X-Request-ID": "conformance-ollama-1"}),
           needs="ollama"),
+        s("ollama-length", "ollama", lambda c: Request(path="/api/generate", body={
+            "model": c.model, "prompt": "Tell me a long story.", "options": {"num_predict": 3}},
+            intent=Intent.EXPECT_LENGTH), needs="ollama", description="num_predict 3: done_reason length."),
+        s("ollama-error", "ollama", lambda c: Request(path="/api/chat", body={
+            "model": "conformance-no-such-model", "messages": HELLO, "options": {"num_predict": ANSWER}},
+            intent=Intent.OLLAMA_FAILURE), needs="ollama",
+          description="An unknown model on /api/chat: an error status or a terminal error frame, no done: true."),
+        s("ollama-pull", "ollama", lambda c: Request(path="/api/pull", body={"model": c.model}, intent=Intent.PULL),
+          needs="ollama", opt_in=True,
+          description="/api/pull of the model already served (opt-in: a real Ollama may download): status frames, "
+          "then success or an error frame."),
         s("ollama-generate", "ollama", lambda c: Request(path="/api/generate", body={
             "model": c.model, "prompt": "Say hello.", "options": {"num_predict": ANSWER}}), needs="ollama"),
         s("ollama-tags", "ollama", lambda c: Request(method="GET", path="/api/tags"), needs="ollama"),

@@ -9,13 +9,14 @@ from typing import Any
 
 def serve(model_dir: Path | None = None, host: str = "127.0.0.1", port: int = 8080, max_context: int = 4096,
           queue_limit: int = 4, api_key: str | None = None, fault: str | None = None,
-          request_timeout: float = 10.0, max_connections: int = 256, pace: Any = None) -> None:
+          request_timeout: float = 10.0, max_connections: int = 256, pace: Any = None,
+          prompt_reuse: bool = True) -> None:
     """Load the model, then serve until interrupted."""
     from reference_server.app import run_server
 
     run_server(model_dir=model_dir, host=host, port=port, max_context=max_context, queue_limit=queue_limit,
                api_key=api_key, fault=fault, request_timeout=request_timeout, max_connections=max_connections,
-               pace=pace)
+               pace=pace, prompt_reuse=prompt_reuse)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds a client has to send a whole request head, and its body (default 10)")
     parser.add_argument("--max-connections", type=int, default=256,
                         help="connections served at once; more get 503 (default 256)")
+    parser.add_argument("--prompt-cache-mode", choices=("on", "off"), default="on",
+                        help="single-prefix KV reuse, reported as usage.prompt_tokens_details.cached_tokens (seed 001)")
     slow = parser.add_argument_group("pace", "behave like a slower server (benchmarks/slow_server.py)")
     slow.add_argument("--slots", type=int, default=1, help="generations at once (default 1)")
     slow.add_argument("--prefill-delay", type=float, default=0.0, metavar="SECONDS",
@@ -57,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     pace = Pace(slots=args.slots, prefill_s=args.prefill_delay, token_rate=args.token_rate)
     try:
         serve(args.model, args.host, args.port, args.max_context, args.queue_limit, args.api_key, args.fault,
-              args.request_timeout, args.max_connections, pace)
+              args.request_timeout, args.max_connections, pace, args.prompt_cache_mode == "on")
     except OSError as exc:
         print(f"python -m reference_server: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
               file=sys.stderr)

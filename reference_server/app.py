@@ -199,8 +199,8 @@ class Server:
                 prompt = self.prompt(req)
                 job = Job(prompt=prompt, max_tokens=req.max_tokens or self.engine.max_context - len(prompt),
                           temperature=req.temperature, top_p=req.top_p, top_k=req.top_k, seed=req.seed,
-                          processors=self.processors(req, len(prompt)), loop=asyncio.get_running_loop(),
-                          events=asyncio.Queue(), request_id=request_id)
+                          processors=self.processors(req, len(prompt)) + penalty(req.repetition_penalty),
+                          loop=asyncio.get_running_loop(), events=asyncio.Queue(), request_id=request_id)
             except BaseException:
                 self.engine.release()
                 raise
@@ -233,7 +233,7 @@ class Server:
                     reason, count = value
                     if parser.calls and reason == "stop":
                         reason = "tool_calls"
-                    yield "finish", (reason, count, len(job.prompt))
+                    yield "finish", (reason, count, len(job.prompt), job.cached)
                     return
         finally:
             if not ended:
@@ -258,15 +258,15 @@ class Server:
                 yield b"data: " + json.dumps({"error": error}).encode() + b"\n\n"
                 return
             else:
-                reason, count, prompt_tokens = value
+                reason, count, prompt_tokens, cached = value
                 yield chunk([{"index": 0, "delta": {}, "finish_reason": reason}])
                 if req.include_usage:
-                    yield chunk([], usage=usage(prompt_tokens, count))
+                    yield chunk([], usage=usage(prompt_tokens, count, cached))
         yield b"data: [DONE]\n\n"
 
     async def complete(self, job: Job, req: ChatRequest, meta: dict[str, Any]) -> dict[str, Any]:
         content, reasoning, calls = "", "", {}  # type: ignore[var-annotated]
-        finish: tuple[str, int, int] = ("stop", 0, len(job.prompt))
+        finish: tuple[str, int, int, int] = ("stop", 0, len(job.prompt), 0)
         async for kind, value in self.outputs(job, req):
             if kind == "delta":
                 if value.kind == "content":
@@ -287,7 +287,7 @@ class Server:
         if calls:
             message["tool_calls"] = [calls[i] for i in sorted(calls)]
         return {**meta, "object": "chat.completion", "choices": [
-            {"index": 0, "message": message, "finish_reason": finish[0]}], "usage": usage(finish[2], finish[1])}
+            {"index": 0, "message": message, "finish_reason": finish[0]}], "usage": usage(finish[2], finish[1], finish[3])}
 
     async def cancel(self, request: Request) -> Response:
         try:
@@ -304,7 +304,8 @@ class Server:
             self.check_key(request)
         except APIError as exc:
             return error_response(exc)
-        entry = {"id": self.engine.model_id, "object": "model", "created": self.created, "owned_by": "chat-conformance"}
+        entry = {"id": self.engine.model_id, "object": "model", "created": self.created, "owned_by": "chat-conformance",
+                 "capabilities": ["text"]}  # seed 001: ["text", "image"] only with a vision pack, which this has not
         model_id = request.path_params.get("model_id")
         if model_id is None:
             return JSONResponse({"object": "list", "data": [entry]})
@@ -314,7 +315,7 @@ class Server:
 
     async def health(self, request: Request) -> Response:
         state = self.engine.health()
-        return JSONResponse({"status": "ok", "model": self.engine.model_id, "capabilities": ["text"],
+        return JSONResponse({"status": "ok", "model": self.engine.model_id, "capabilities": ["text"], "vision": "missing",
                              "max_context": self.engine.max_context,
                              "queue": {"limit": self.engine.queue_limit, "admitted": state["admitted"],
                                        "queued": state["queued"]},
@@ -333,8 +334,19 @@ def wire_delta(d: Delta) -> dict[str, Any]:
     return {"tool_calls": [piece]}
 
 
-def usage(prompt: int, completion: int) -> dict[str, int]:
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+def penalty(value: float | None) -> list[Any]:
+    """mlx-lm's repetition penalty as a logits processor (seed 001 lists repetition_penalty as supported)."""
+    if value is None or value == 1.0:
+        return []
+    from mlx_lm.sample_utils import make_logits_processors
+
+    return list(make_logits_processors(repetition_penalty=value))
+
+
+def usage(prompt: int, completion: int, cached: int = 0) -> dict[str, Any]:
+    """Token counts; ``cached_tokens`` the prompt tokens whose KV was reused (seed 001 "Prompt reuse")."""
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": cached}}
 
 
 def build_app(engine: Engine, api_key: str | None = None) -> Starlette:
@@ -365,7 +377,7 @@ def _raise_file_limit(connections: int) -> None:
 
 def run_server(model_dir: Path | None, host: str, port: int, max_context: int, queue_limit: int,
                api_key: str | None, fault: str | None = None, request_timeout: float = 10.0,
-               max_connections: int = 256, pace: Pace | None = None) -> None:
+               max_connections: int = 256, pace: Pace | None = None, prompt_reuse: bool = True) -> None:
     """Load the model, then open the port and print one ready line."""
     import uvicorn
 
@@ -378,7 +390,8 @@ def run_server(model_dir: Path | None, host: str, port: int, max_context: int, q
         chosen = BY_NAME[fault]
     engine = Engine(model_dir or ensure(), max_context=max_context, queue_limit=queue_limit,
                     faults=chosen.engine if chosen else None,
-                    pace=Pace(*chosen.engine["pace"]) if chosen and "pace" in chosen.engine else pace)
+                    pace=Pace(*chosen.engine["pace"]) if chosen and "pace" in chosen.engine else pace,
+                    prompt_reuse=prompt_reuse)
     engine.start()
     app: Any = build_app(engine, api_key)
     if chosen is not None:

@@ -39,6 +39,7 @@ class Job:
     stop_flag: threading.Event = field(default_factory=threading.Event)
     stop_reason: str = ""  # disconnect | cancelled | stop (a stop sequence)
     request_id: str = ""
+    cached: int = 0  # prompt tokens whose KV the engine reused (seed 001 prompt reuse), set before the first token
     ignore: set[str] = field(default_factory=set)  # stop reasons a faulty server ignores (self-test only)
 
     def emit(self, kind: str, value: Any) -> None:
@@ -76,8 +77,13 @@ class Engine:
     """Loads the model before the server opens its port; runs jobs one at a time."""
 
     def __init__(self, model_dir: Path, max_context: int = 4096, queue_limit: int = 4,
-                 model_id: str | None = None, faults: dict[str, Any] | None = None, pace: Pace | None = None) -> None:
+                 model_id: str | None = None, faults: dict[str, Any] | None = None, pace: Pace | None = None,
+                 prompt_reuse: bool = True) -> None:
         self.pace = pace or Pace()
+        # seed 001 "Prompt reuse": one retained prefix; a request that continues it exactly reuses its KV cache
+        self.prompt_reuse = prompt_reuse and self.pace.slots == 1
+        self.cache: Any = None
+        self.cache_tokens: list[int] = []
         self.model_lock = threading.Lock()  # one model step at a time, whichever slot takes it
         self.faults = faults or {}  # engine misbehaviour for the self-test only (reference_server.faults)
         self.model_dir = model_dir
@@ -181,6 +187,30 @@ class Engine:
                     self.counters["running"] -= 1
                     self.counters[outcome] += 1
 
+    def _reuse(self, job: Job) -> tuple[list[int], Any]:
+        """The prompt tokens to feed and the KV cache to feed them into (None: no reuse for this job).
+
+        Reuse is for plain generations on one slot: a logits processor (a grammar, a repetition
+        penalty) reads the tokens fed, which would then be only the new suffix.
+        """
+        if not self.prompt_reuse or job.processors:
+            return job.prompt, None
+        from mlx_lm.models.cache import can_trim_prompt_cache, make_prompt_cache, trim_prompt_cache
+
+        common = 0
+        for old, new in zip(self.cache_tokens, job.prompt, strict=False):
+            if old != new:
+                break
+            common += 1
+        common = min(common, len(job.prompt) - 1)  # at least one token is fed, to have logits
+        if self.cache is not None and common > 0 and can_trim_prompt_cache(self.cache):
+            trim_prompt_cache(self.cache, len(self.cache_tokens) - common)
+        else:
+            self.cache, common = make_prompt_cache(self.model), 0
+        self.cache_tokens = job.prompt[:common]
+        job.cached = common
+        return job.prompt[common:], self.cache
+
     def _generate(self, job: Job) -> str:
         import mlx.core as mx
         from mlx_lm import stream_generate
@@ -196,24 +226,37 @@ class Engine:
         if pace.prefill_s and job.stop_flag.wait(pace.prefill_s):
             job.emit("done", (job.stop_reason, 0))
             return "cancelled"
-        steps = stream_generate(self.model, self.tokenizer, job.prompt, max_tokens=job.max_tokens,
-                                sampler=sampler, logits_processors=job.processors or None)
-        while True:
-            with self.model_lock:
-                step = next(steps, None)
-            if step is None:
-                break
-            if pace.token_rate:
-                job.stop_flag.wait(1.0 / pace.token_rate)
-            if job.stop_flag.is_set():
-                finish = job.stop_reason
-                break
-            count = step.generation_tokens
-            with self.lock:
-                self.counters["tokens"] += 1  # every token made, also those a client never read
-            if step.text:
-                job.emit("text", step.text)
-            if step.finish_reason is not None:
-                finish = step.finish_reason
+        prompt, cache = self._reuse(job)
+        steps = stream_generate(self.model, self.tokenizer, prompt, max_tokens=job.max_tokens, sampler=sampler,
+                                logits_processors=job.processors or None, prompt_cache=cache)
+        made: list[int] = []
+        try:
+            while True:
+                with self.model_lock:
+                    step = next(steps, None)
+                if step is None:
+                    break
+                made.append(int(step.token))
+                if pace.token_rate:
+                    job.stop_flag.wait(1.0 / pace.token_rate)
+                if job.stop_flag.is_set():
+                    finish = job.stop_reason
+                    break
+                count = step.generation_tokens
+                with self.lock:
+                    self.counters["tokens"] += 1  # every token made, also those a client never read
+                if step.text:
+                    job.emit("text", step.text)
+                if step.finish_reason is not None:
+                    finish = step.finish_reason
+        except BaseException:
+            self.cache, self.cache_tokens = None, []
+            raise
+        if cache is not None:  # what the cache holds now: the prompt and the tokens fed back
+            held, seen = cache[0].offset, job.prompt + made
+            if held <= len(seen):
+                self.cache_tokens = seen[:held]
+            else:  # a token fed that we did not see: start afresh next time
+                self.cache, self.cache_tokens = None, []
         job.emit("done", (finish, count))
         return "cancelled" if finish in ("disconnect", "cancelled") else "completed"

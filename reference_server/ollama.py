@@ -1,8 +1,10 @@
 """Ollama's native routes as ../shared/seeds/002 describes them: NDJSON frames with done and
-done_reason, a terminal error object on failure, and /api/tags."""
+done_reason, a terminal error object on failure, X-Request-ID on the streams, /api/pull's status
+frames, and /api/tags (Ollama's own route, which seed 002 does not name)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import AsyncIterator
@@ -38,13 +40,63 @@ def routes(server: Server) -> list[Route]:
         return JSONResponse({"models": [{"name": server.engine.model_id, "model": server.engine.model_id,
                                          "modified_at": _now(), "size": 0, "details": {"format": "safetensors"}}]})
 
+    async def pull(request: Request) -> Response:
+        return await pull_model(server, request)
+
     return [Route("/api/chat", chat, methods=["POST"]), Route("/api/generate", generate, methods=["POST"]),
-            Route("/api/tags", tags, methods=["GET"])]
+            Route("/api/pull", pull, methods=["POST"]), Route("/api/tags", tags, methods=["GET"])]
+
+
+_DIGESTS: dict[str, list[tuple[str, str, int]]] = {}
+
+
+def _files(server: Server) -> list[tuple[str, str, int]]:
+    """The served model's files: name, sha256 digest, size (hashed once)."""
+    root = server.engine.model_dir
+    key = str(root)
+    if key not in _DIGESTS:
+        files = sorted(p for p in root.iterdir() if p.is_file()) if root.is_dir() else []
+        _DIGESTS[key] = [(p.name, "sha256:" + hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_size)
+                         for p in files]
+    return _DIGESTS[key]
+
+
+async def pull_model(server: Server, request: Request) -> Response:
+    """Seed 002's /api/pull frames for the model already here: status, digest, total and completed per file,
+    then success. The server downloads nothing; any other name ends in an error frame."""
+    from reference_server.app import read_json
+
+    headers = {"X-Request-ID": request.headers.get("x-request-id") or f"req_{time.monotonic_ns()}"}
+    try:
+        server.check_key(request)
+        body = await read_json(request)
+        name = body.get("model", body.get("name")) if isinstance(body, dict) else None
+        if not isinstance(name, str) or not name:
+            raise APIError(400, "model is required", "invalid_value", "model")
+    except APIError as exc:
+        return JSONResponse({"error": exc.message}, status_code=exc.status, headers=headers)
+    frames: list[dict[str, Any]] = [{"status": "pulling manifest"}]
+    if name != server.engine.model_id:
+        frames.append({"error": f"pull model manifest: {name} is not available here (this server downloads nothing)"})
+    else:
+        for file, digest, size in _files(server):
+            frames.append({"status": f"pulling {file}", "digest": digest, "total": size, "completed": 0})
+            frames.append({"status": f"pulling {file}", "digest": digest, "total": size, "completed": size})
+        frames += [{"status": "verifying sha256 digest"}, {"status": "writing manifest"}, {"status": "success"}]
+    if body.get("stream", True) is False:
+        return JSONResponse(frames[-1], status_code=200 if "error" not in frames[-1] else 404, headers=headers)
+
+    async def lines() -> AsyncIterator[bytes]:
+        for f in frames:
+            yield json.dumps(f).encode() + b"\n"
+
+    return StreamingResponse(lines(), media_type="application/x-ndjson", headers=headers)
 
 
 async def run(server: Server, request: Request, chat_shape: bool) -> Response:
     from reference_server.app import read_json
 
+    headers = {"X-Request-ID": request.headers.get("x-request-id") or f"req_{time.monotonic_ns()}"}
     try:
         server.check_key(request)  # every generating route needs the key when one is set
         body = await read_json(request)
@@ -58,14 +110,14 @@ async def run(server: Server, request: Request, chat_shape: bool) -> Response:
                      "seed": options.get("seed")}
         req = parse_chat(chat_body, server.engine.model_id)
     except APIError as exc:
-        return JSONResponse({"error": exc.message}, status_code=exc.status)
+        return JSONResponse({"error": exc.message}, status_code=exc.status, headers=headers)
     streaming = body.get("stream", True) is not False
     inner = await server.chat_job(req)
     if isinstance(inner, APIError):
-        return JSONResponse({"error": inner.message}, status_code=inner.status)
+        return JSONResponse({"error": inner.message}, status_code=inner.status, headers=headers)
     frames = frames_of(server, inner, req, chat_shape)
     if streaming:
-        return StreamingResponse(frames, media_type="application/x-ndjson")
+        return StreamingResponse(frames, media_type="application/x-ndjson", headers=headers)
     last: dict[str, Any] = {}
     text = ""
     async for line in frames:
@@ -73,12 +125,12 @@ async def run(server: Server, request: Request, chat_shape: bool) -> Response:
         message: dict[str, Any] = last.get("message") or {}
         text += str(message.get("content", "") if chat_shape else last.get("response", ""))
     if "error" in last:
-        return JSONResponse(last, status_code=500)
+        return JSONResponse(last, status_code=500, headers=headers)
     if chat_shape:
         last["message"] = {"role": "assistant", "content": text}
     else:
         last["response"] = text
-    return JSONResponse(last)
+    return JSONResponse(last, headers=headers)
 
 
 async def frames_of(server: Server, job: Any, req: Any, chat_shape: bool) -> AsyncIterator[bytes]:
@@ -100,6 +152,6 @@ async def frames_of(server: Server, job: Any, req: Any, chat_shape: bool) -> Asy
             yield json.dumps({"error": value}).encode() + b"\n"
             return
         elif kind == "finish":
-            reason, count, prompt = value
+            reason, count, prompt, _cached = value
             yield frame("", done=True, done_reason="length" if reason == "length" else "stop",
                         total_duration=time.monotonic_ns() - start, prompt_eval_count=prompt, eval_count=count)

@@ -14,7 +14,7 @@ import jsonschema
 
 KNOWN = frozenset({
     "model", "messages", "stream", "stream_options", "max_tokens", "max_completion_tokens", "temperature",
-    "top_p", "top_k", "seed", "stop", "n", "tools", "tool_choice", "parallel_tool_calls", "response_format",
+    "top_p", "top_k", "repetition_penalty", "seed", "stop", "n", "tools", "tool_choice", "parallel_tool_calls", "response_format",
     "reasoning_effort", "user", "metadata", "store", "service_tier", "prompt_cache_key", "safety_identifier",
     "chat_template_kwargs",
 })
@@ -48,6 +48,7 @@ class ChatRequest:
     temperature: float = 1.0
     top_p: float = 1.0
     top_k: int = 0
+    repetition_penalty: float | None = None
     seed: int | None = None
     stop: list[str] = field(default_factory=list)
     tools: list[dict[str, Any]] = field(default_factory=list)
@@ -118,11 +119,52 @@ def _messages(value: Any) -> list[dict[str, Any]]:
                 if not isinstance(part, dict) or part.get("type") not in ("text", "image_url"):
                     raise _bad(f"messages[{i}].content", "content parts must be text or image_url objects")
                 if part.get("type") == "image_url":
-                    raise APIError(400, "this model does not take images", "unsupported_value",
-                                   f"messages[{i}].content")
+                    _image(i, message["role"], part)
                 if not isinstance(part.get("text"), str):  # found by conformance fuzz (seed 11)
                     raise _bad(f"messages[{i}].content", "a text part needs text, a string", "invalid_type")
     return value
+
+
+def _image(i: int, role: str, part: dict[str, Any]) -> None:
+    """Seed 001 "Images": image_url parts in user messages only, a data URL, detail absent or auto. The
+    bundled model has no vision tower (no companion pack: /v1/models lists capabilities ["text"]), so a
+    well-formed image is then refused as unsupported."""
+    where = f"messages[{i}].content"
+    if role != "user":
+        raise _bad(where, f"image_url parts are only allowed in user messages, not {role}")
+    image = part.get("image_url")
+    url = image.get("url") if isinstance(image, dict) else None
+    if not isinstance(url, str) or not url.startswith("data:"):
+        raise _bad(where, "an image_url must be a data URL (data:<media type>;base64,...)")
+    if image.get("detail", "auto") != "auto":  # type: ignore[union-attr]
+        raise _bad(where, "image_url.detail must be absent or auto")
+    raise APIError(400, "this model does not take images (no vision pack is loaded)", "unsupported_value", where)
+
+
+def _union_problem(schema: Any) -> str | None:
+    """What seed 001 refuses in a tool schema: allOf, a mixed-type union, an overlapping oneOf."""
+    if isinstance(schema, list):
+        return next((p for p in map(_union_problem, schema) if p), None)
+    if not isinstance(schema, dict):
+        return None
+    if "allOf" in schema:
+        return "allOf is not supported in tool schemas"
+    for key in ("anyOf", "oneOf"):
+        branches = schema.get(key)
+        if not isinstance(branches, list):
+            continue
+        consts = all(isinstance(b, dict) and "const" in b and isinstance(b["const"], str) for b in branches)
+        types = [b.get("type") if isinstance(b, dict) else None for b in branches]
+        concrete = [t for t in types if t != "null"]
+        if not consts and len(set(map(str, concrete))) > 1:
+            return f"{key} mixes types {sorted(map(str, concrete))}; use one concrete type plus null"
+        if key == "oneOf" and not consts and len(concrete) != len(set(map(str, concrete))):
+            return "oneOf branches overlap (two of the same type)"
+    inner: list[Any] = [schema.get(k) for k in ("items", "additionalProperties", "not", "anyOf", "oneOf")]
+    for k in ("properties", "$defs", "definitions"):
+        if isinstance(schema.get(k), dict):
+            inner.extend(schema[k].values())
+    return next((p for p in map(_union_problem, inner) if p), None)
 
 
 def _tools(value: Any) -> list[dict[str, Any]]:
@@ -149,9 +191,9 @@ def _tools(value: Any) -> list[dict[str, Any]]:
         except jsonschema.SchemaError as exc:
             raise APIError(400, f"tools[{i}].function.parameters: {exc.message}", "invalid_tool_schema",
                            f"tools[{i}].function.parameters") from None
-        if "allOf" in str(params):
-            raise APIError(400, "allOf is not supported in tool schemas", "invalid_tool_schema",
-                           f"tools[{i}].function.parameters")
+        problem = _union_problem(params)
+        if problem:
+            raise APIError(400, problem, "invalid_tool_schema", f"tools[{i}].function.parameters")
     return value
 
 
@@ -243,7 +285,9 @@ def parse_chat(body: Any, model_id: str) -> ChatRequest:
     return ChatRequest(
         model=model, messages=messages, stream=stream, include_usage=options.get("include_usage") is True,
         max_tokens=max_tokens, temperature=_number(body, "temperature", 0, 2, 1.0),
-        top_p=_number(body, "top_p", 0, 1, 1.0), top_k=_integer(body, "top_k", 0) or 0, seed=_integer(body, "seed", 0, 2**64 - 1),
+        top_p=_number(body, "top_p", 0, 1, 1.0),
+        repetition_penalty=_number(body, "repetition_penalty", 0.01, 10, 1.0) if "repetition_penalty" in body else None,
+        top_k=_integer(body, "top_k", 0) or 0, seed=_integer(body, "seed", 0, 2**64 - 1),
         stop=_stop(body.get("stop")), tools=tools, tool_choice=_tool_choice(body.get("tool_choice"), tools),
         parallel_tool_calls=parallel, response_format=_response_format(body.get("response_format")),
         reasoning=effort is not None and effort != "none",

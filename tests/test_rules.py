@@ -77,10 +77,11 @@ def test_docs_table_is_current() -> None:
 
 
 def test_every_profile_judges_every_fixture_without_a_check_error() -> None:
-    from conformance.model.profiles import ALLOWANCES, PROFILES
+    from conformance.model.profiles import ALLOWANCES, EXPECTATIONS, PROFILES
 
     for profile in PROFILES.values():
-        assert set(profile.citations()) == profile.allows and all(ALLOWANCES[a] for a in profile.allows)
+        assert set(profile.citations()) == profile.allows | profile.expects
+        assert all(ALLOWANCES[a] for a in profile.allows) and all(EXPECTATIONS[e] for e in profile.expects)
         for fx in load_all():
             errors = [v.rule.id for v in evaluate(analyze(fx.exchange, profile)) if v.outcome == "error"]
             assert errors == [], (profile.name, fx.name, errors)

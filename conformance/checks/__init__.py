@@ -167,6 +167,7 @@ def _load() -> None:
         cancellation,
         capabilities,
         chunks,
+        dialects,
         errors,
         finish,
         framing,

@@ -53,7 +53,8 @@ def cancel_live(a: Analysis) -> Iterator[Finding]:
                       "200 with cancelled: true")
 
 
-@check("CAN-004", when=(lambda a: a.exchange.endpoint == "cancel" and a.exchange.intent == Intent.CANCEL_UNKNOWN,))
+@check("CAN-004", when=(lambda a: a.exchange.endpoint == "cancel"
+                        and a.exchange.intent in (Intent.CANCEL_UNKNOWN, Intent.CANCEL_COMPLETED),))
 def cancel_unknown(a: Analysis) -> Iterator[Finding]:
     if a.exchange.status != 404 or _cancel_body(a) is not False:
         yield finding(a, "CAN-004", f"status {a.exchange.status} cancelled {short(_cancel_body(a))}",

@@ -8,6 +8,7 @@ from typing import Any
 from conformance.checks import Finding, check, finding, short
 from conformance.checks.conditions import headers_known, ollama_stream
 from conformance.exchange import Analysis
+from conformance.model import Intent
 
 
 def _terminal(value: Any) -> bool:
@@ -73,3 +74,66 @@ def tags(a: Analysis) -> Iterator[Finding]:
     if not isinstance(models, list) or not all(isinstance(m, dict) and isinstance(m.get("name"), str)
                                                for m in models):
         yield finding(a, "OLL-009", f"body {short(body)}", '{"models": [{"name": …}, …]}')
+
+
+def _ollama(a: Analysis) -> bool:
+    return a.exchange.endpoint in ("ollama-chat", "ollama-generate", "ollama-pull")
+
+
+@check("OLL-011", when=(ollama_stream, lambda a: a.exchange.intent == Intent.EXPECT_LENGTH))
+def cut_by_num_predict(a: Analysis) -> Iterator[Finding]:
+    last = next((ln for ln in reversed(a.lines) if _terminal(ln.value)), None)
+    if last is None:
+        return  # OLL-003 reports the missing final frame
+    if last.value.get("done") is True and last.value.get("done_reason") != "length":
+        yield finding(a, "OLL-011", f"done_reason {short(last.value.get('done_reason'))} after num_predict "
+                      f"{short((a.request.get('options') or {}).get('num_predict'))}", "length", offset=last.offset)
+
+
+@check("OLL-012", when=(_ollama, headers_known, lambda a: bool(a.exchange.request_header("x-request-id")),
+                        lambda a: a.exchange.status is not None))
+def ollama_request_id(a: Analysis) -> Iterator[Finding]:
+    sent, got = a.exchange.request_header("x-request-id"), a.exchange.header("x-request-id")
+    if got != sent:
+        yield finding(a, "OLL-012", f"X-Request-ID {short(got)}", f"{sent!r}, as sent (seed 002 headers)")
+
+
+@check("OLL-013", when=(lambda a: a.exchange.endpoint == "ollama-pull" and a.success,))
+def pull_frames(a: Analysis) -> Iterator[Finding]:
+    if a.format == "json":  # stream: false, the final status only
+        body = a.json_body
+        if not isinstance(body, dict) or not (isinstance(body.get("status"), str) or "error" in body):
+            yield finding(a, "OLL-013", f"body {short(body)}", '{"status": "success"} or {"error": ...}', offset=0)
+        return
+    lines = a.lines
+    for ln in lines:
+        frame = ln.value
+        if not isinstance(frame, dict) or not (isinstance(frame.get("status"), str) or "error" in frame):
+            yield finding(a, "OLL-013", f"frame {short(frame)}", "{status: str, ...} or an error frame",
+                          offset=ln.offset)
+            return
+        if "digest" in frame:
+            total, done = frame.get("total"), frame.get("completed", 0)
+            if not isinstance(frame["digest"], str) or not isinstance(total, int) or not isinstance(done, int) \
+                    or isinstance(total, bool) or not 0 <= done <= total:
+                yield finding(a, "OLL-013", f"progress frame {short(frame)}",
+                              "digest (str), total and completed (integers, completed <= total)", offset=ln.offset)
+                return
+    last = lines[-1].value if lines else None
+    if not isinstance(last, dict) or not (last.get("status") == "success" or "error" in last):
+        yield finding(a, "OLL-013", f"last frame {short(last)}", '{"status": "success"} or an error frame',
+                      offset=lines[-1].offset if lines else 0)
+
+
+@check("OLL-014", when=(lambda a: a.exchange.intent == Intent.OLLAMA_FAILURE and a.exchange.status is not None,))
+def ollama_failure(a: Analysis) -> Iterator[Finding]:
+    status = a.exchange.status or 0
+    if status >= 400:
+        body = a.json_body
+        if not isinstance(body, dict) or "error" not in body:
+            yield finding(a, "OLL-014", f"{status} with body {short(a.exchange.body[:80])}", '{"error": "..."}', offset=0)
+        return
+    frames = [ln.value for ln in a.lines if isinstance(ln.value, dict)]
+    if any(f.get("done") is True for f in frames) or not frames or "error" not in frames[-1]:
+        yield finding(a, "OLL-014", f"status {status} ending {short(frames[-1] if frames else None)}",
+                      "an error status, or a terminal error frame and no done: true frame (seed 002)")

@@ -29,6 +29,14 @@ def _complete(a: Analysis) -> list[str]:
             if c.finish_reason not in ("length", "content_filter") and not c.refusal]
 
 
+def _bound(a: Analysis) -> bool:
+    """A strict schema binds the answer unless the server declared it best-effort (seed 000's
+    X-Grammar-Constraints: downgraded): then it guides, as without strict, and STR-004 judges it."""
+    from conformance.checks.dialects import downgraded
+
+    return bool(_schema(a)[1]) and not downgraded(a)
+
+
 @check("STR-001", "STR-002", "STR-003", "STR-004", "STR-005", when=(structured,))
 def structured_content(a: Analysis) -> Iterator[Finding]:
     kind = response_format(a)
@@ -43,13 +51,14 @@ def structured_content(a: Analysis) -> Iterator[Finding]:
             value = json.loads(content)
         except ValueError:
             value = None
-            rule = "STR-001" if kind == "json_object" else ("STR-003" if _schema(a)[1] else "STR-004")
+            rule = "STR-001" if kind == "json_object" else ("STR-003" if _bound(a) else "STR-004")
             yield finding(a, rule, f"content {short(content)} that is not JSON", "valid JSON")
             continue
         if kind == "json_object" and not isinstance(value, dict):
             yield finding(a, "STR-001", f"JSON {short(value)}", "a JSON object")
         if kind == "json_schema":
             schema, strict = _schema(a)
+            strict = strict and _bound(a)
             if isinstance(schema, dict):
                 try:
                     jsonschema.validate(value, schema)

@@ -47,7 +47,8 @@ def stream_headers(a: Analysis) -> Iterator[Finding]:
         yield finding(a, "TRN-012", f"Content-Type {ctype!r}", "no charset, or charset=utf-8")
 
 
-@check("TRN-006", when=(headers_known, lambda a: a.exchange.request_header("x-request-id") is not None))
+@check("TRN-006", when=(headers_known, lambda a: a.exchange.request_header("x-request-id") is not None,
+                        lambda a: not a.exchange.endpoint.startswith("ollama-")))  # OLL-012 for Ollama's routes
 def request_id_echo(a: Analysis) -> Iterator[Finding]:
     sent = a.exchange.request_header("x-request-id")
     got = a.exchange.header("x-request-id")

@@ -18,16 +18,18 @@ from conformance.model.observations import CapabilityShown
 from conformance.protocols.chat.payloads import carries_output
 from conformance.results import CheckEntry, RunResult
 from conformance.rules import RULES, RULES_BY_ID
-from conformance.scenarios import CAPABILITY_SCENARIOS, SCENARIOS
+from conformance.scenarios import BY_NAME, CAPABILITY_SCENARIOS, SCENARIOS
 from conformance.settings import Settings
 
 BASE_SCENARIOS = frozenset({"stream-plain", "non-stream"})  # a plain stream and a plain JSON answer
 NO_SCENARIO = "—"
 
 
-def scenarios_for(rule_ids: frozenset[str] | None, chosen: frozenset[str] | None = None) -> list[str]:
+def scenarios_for(rule_ids: frozenset[str] | None, chosen: frozenset[str] | None = None,
+                  profile: str = "openai") -> list[str]:
     """The scenarios to run for these rules: those of the rules' categories, a plain stream and a plain
-    answer, and the probes of the capabilities they need (all scenarios when no rule is chosen)."""
+    answer, and the probes of the capabilities they need (all scenarios when no rule is chosen). A
+    scenario for some dialects only runs under their profiles; an opt-in one only when chosen by name."""
     if chosen is not None:
         names = set(chosen)
     elif rule_ids is None:
@@ -35,6 +37,8 @@ def scenarios_for(rule_ids: frozenset[str] | None, chosen: frozenset[str] | None
     else:
         categories = {RULES_BY_ID[r].category for r in rule_ids}
         names = {sc.name for sc in SCENARIOS if sc.category in categories} | BASE_SCENARIOS
+    if chosen is None:
+        names = {n for n in names if BY_NAME[n].runs_under(profile)}
     names |= {CAPABILITY_SCENARIOS[sc.needs] for sc in SCENARIOS if sc.name in names and sc.needs}
     names.add(CAPABILITY_SCENARIOS["request-id"])
     return [sc.name for sc in SCENARIOS if sc.name in names]

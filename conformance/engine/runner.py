@@ -149,7 +149,8 @@ class Runner:
         self.emit(ev.ScenarioStarted(sc.name, sc.category))
         start = time.monotonic()
         kind = {"followup": self._followup, "disconnect": self._disconnect, "cancel": self._cancel,
-                "http10": self._http10, "burst": self._burst}.get(sc.kind, self._plain)
+                "http10": self._http10, "burst": self._burst, "repeat": self._repeat,
+                "cancel-completed": self._cancel_completed}.get(sc.kind, self._plain)
         exchanges = kind(req)
         elapsed = time.monotonic() - start
         cut = any(ex.observations.aborted == RUN_TIMEOUT for ex in exchanges)
@@ -248,6 +249,25 @@ class Runner:
                                  scenario="cancel-endpoint/call"))
         thread.join(self.settings.limits.total + 5)
         return (result or []) + [call]
+
+    def _repeat(self, req: Request) -> list[Exchange]:
+        """The same request twice: the second continues the retained history exactly (seed 001 prompt reuse)."""
+        first = self.send(req)
+        return [first, self.send(replace(req, intent=Intent.PROMPT_REUSE))]
+
+    def _cancel_completed(self, req: Request) -> list[Exchange]:
+        """A short stream with an X-Request-ID, then, once it has ended, the cancel call for that id and for the
+        stream's chatcmpl id: neither is a registered stream any more (seed 000: 404, cancelled: false)."""
+        ex = self.send(req)
+        rid = req.headers.get("X-Request-ID", "")
+        calls = [self.send(Request(path=f"/v1/chat/completions/{rid}/cancel", body={}, intent=Intent.CANCEL_COMPLETED,
+                                   scenario=f"{req.scenario}/call"))]
+        chunks = analyze(ex, self.settings.profile).chunks if ex.status == 200 else []
+        stream_id = chunks[0].value.get("id") if chunks and isinstance(chunks[0].value, dict) else None
+        if isinstance(stream_id, str) and stream_id and stream_id != rid and "/" not in stream_id:
+            calls.append(self.send(Request(path=f"/v1/chat/completions/{stream_id}/cancel", body={},
+                                           intent=Intent.CANCEL_COMPLETED, scenario=f"{req.scenario}/chatcmpl")))
+        return [ex, *calls]
 
     def _send_signalling(self, req: Request, first: threading.Event) -> Exchange:
         req = replace(req, first_event=first)

@@ -84,6 +84,16 @@ class Intent(str, Enum):
     CANCELLED_STREAM = "cancelled-stream"  # a stream the cancel endpoint stops
     CANCEL = "cancel"  # the cancel call itself
     CANCEL_UNKNOWN = "cancel-unknown"
+    TOOL_SCHEMA_UNION = "tool-schema-union"  # allOf / a mixed union: answered or refused with a 4xx
+    ROUNDTRIP = "roundtrip"  # a history the server sent: accepted
+    EFFORT = "effort"  # one reasoning_effort value: accepted or refused as unsupported
+    IMAGE = "image"  # a data-URL image in a user message
+    IMAGE_MISPLACED = "image-misplaced"  # an image the server must refuse (another role; a dialect's own limits)
+    PROMPT_REUSE = "prompt-reuse"  # the previous history sent again
+    PROFILE_EVENTS = "profile-events"  # X-AFM-Profile asked
+    CANCEL_COMPLETED = "cancel-completed"  # a cancel for a stream that has ended, or for its chatcmpl id
+    OLLAMA_FAILURE = "ollama-failure"  # an Ollama request that must fail
+    PULL = "pull"  # /api/pull
     FUZZ_VALID = "fuzz-valid"
     FUZZ_INVALID = "fuzz-invalid"
     FUZZ_LENIENT = "fuzz-lenient"

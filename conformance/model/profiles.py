@@ -29,6 +29,22 @@ ALLOWANCES: dict[str, str] = {
 }
 
 
+# What a dialect documents beyond the common protocol: a rule that judges a dialect's own promise asks
+# ``analysis.expects(name)``; without the expectation it judges only what every server must do.
+EXPECTATIONS: dict[str, str] = {
+    "invalid-tool-schema": "001 Tool calls: overlapping oneOf, mixed-type unions such as string | object, and allOf "
+                           "return HTTP 400 with invalid_tool_schema",
+    "image-rules": "001 Images: image_url parts in user messages only, a data URL, detail absent or auto; anything "
+                   "else returns HTTP 400",
+    "health": "001 Supported API: GET /health is an endpoint",
+    "model-capabilities": "001 Images: GET /v1/models reports capabilities, [\"text\", \"image\"] or [\"text\"]",
+    "prompt-reuse": "001 Prompt reuse: a request that continues the retained conversation exactly reports the reused "
+                    "tokens in usage.prompt_tokens_details.cached_tokens",
+    "openai-request-id": "000 Request and transport: X-Request-ID and OpenAI-Request-ID are the correlation and "
+                         "cancellation handle",
+}
+
+
 @dataclass(frozen=True)
 class Profile:
     """A named dialect: the documented extensions it allows. The report always names it."""
@@ -36,15 +52,17 @@ class Profile:
     name: str
     allows: frozenset[str]
     description: str
+    expects: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
-        unknown = sorted(self.allows - set(ALLOWANCES))
+        unknown = sorted(self.allows - set(ALLOWANCES)) + sorted(self.expects - set(EXPECTATIONS))
         if unknown:
-            raise ValueError(f"profile {self.name} names unknown allowances {unknown}")
+            raise ValueError(f"profile {self.name} names unknown allowances or expectations {unknown}")
 
     def citations(self) -> dict[str, str]:
-        """Each allowance of the profile with the fact that grants it."""
-        return {name: ALLOWANCES[name] for name in sorted(self.allows)}
+        """Each allowance and expectation of the profile with the fact that grants or states it."""
+        return {**{name: ALLOWANCES[name] for name in sorted(self.allows)},
+                **{name: EXPECTATIONS[name] for name in sorted(self.expects)}}
 
 
 PROFILES: dict[str, Profile] = {
@@ -55,7 +73,11 @@ PROFILES: dict[str, Profile] = {
                 "Azure OpenAI: prompt-filter and annotation chunks, the model version as model."),
         Profile("afm", frozenset({"finish-cancelled", "profile-events", "first-name-kept", "role-optional"}),
                 "AFM: cancel endpoint, finish_reason cancelled, afm_profile events, the first tool name kept, "
-                "role optional on the first delta."),
+                "role optional on the first delta, OpenAI-Request-ID.", frozenset({"openai-request-id"})),
+        Profile("strict", frozenset(),
+                "Seed 001's strict local server: unknown fields refused, documented refusals (unsupported_value) for "
+                "what it does not support, invalid_tool_schema, image rules, /health, capabilities, prompt reuse.",
+                frozenset({"invalid-tool-schema", "image-rules", "health", "model-capabilities", "prompt-reuse"})),
         Profile("lmstudio", frozenset({"event-error", "unknown-model-served", "overflow-in-stream", "error-string"}),
                 "LM Studio: event: error in the stream (also for a prompt beyond the context); string errors; an "
                 "unknown model answered by a loaded one."),

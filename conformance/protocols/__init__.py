@@ -17,6 +17,6 @@ def protocol_of(endpoint: str) -> str | None:
     """The protocol an endpoint speaks (None for the plain JSON routes: models, cancel, tags)."""
     if endpoint == "chat":
         return "chat"
-    if endpoint in ("ollama-chat", "ollama-generate"):
+    if endpoint in ("ollama-chat", "ollama-generate", "ollama-pull"):
         return "ollama"
     return None
