@@ -352,20 +352,24 @@ def selftest(defects: tuple[str, ...], report_dir: Path, as_markdown: bool, read
 
 
 DEFAULT_REPLAY = "seeds,conformant,legal,mlx-lm-server"
+# 003 §5: a stream that is not text/event-stream, and errors that are not JSON, are errors to a client
+CLIENT_MUST_SURVIVE = ("defects/json-content-type", "defects/error-html", "defects/error-plain-text")
 
 
 def _replay_fixtures(pattern: str) -> list[Any]:
     from conformance.fixtures import FIXTURES_DIR, load
 
-    if pattern == DEFAULT_REPLAY:  # what a correct server may send: not the deliberately broken streams
+    if pattern == DEFAULT_REPLAY:  # what a correct server may send, and the broken answers a client must survive
         paths = sorted(p for folder in ("seeds", "conformant", "legal", "mlx-lm-server")
                        for p in (FIXTURES_DIR / folder).glob("*.json"))
+        paths += [FIXTURES_DIR / f"{name}.json" for name in CLIENT_MUST_SURVIVE]
     elif Path(pattern).is_absolute():
         paths = sorted(Path("/").glob(pattern.lstrip("/")))
     else:
         paths = sorted(FIXTURES_DIR.glob(pattern))
     fixtures = [load(p) for p in paths if p.suffix == ".json"]
-    chosen = [f for f in fixtures if f.body_path.suffix == ".sse" and (f.exchange.status or 200) == 200]
+    chosen = [f for f in fixtures if f.exchange.endpoint == "chat" and f.exchange.method == "POST" and (
+        f.body_path.suffix == ".sse" and (f.exchange.status or 200) == 200 or (f.exchange.status or 200) >= 400)]
     if not chosen:
         raise UsageFailure(f"no SSE fixture matches {pattern!r} (patterns are relative to {FIXTURES_DIR})")
     return chosen

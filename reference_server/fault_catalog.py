@@ -89,6 +89,20 @@ def _strict_refusal(body: Any) -> tuple[int, dict[str, Any]] | None:
                  "type": "invalid_request_error", "param": field, "code": "unsupported_value"}
 
 
+def _string_error(value: Any, state: State) -> Any:
+    """LM Studio's refusal shape: the error a plain string (seed 003 §2.4)."""
+    error = value.get("error") if isinstance(value, dict) else None
+    return {"error": error["message"]} if isinstance(error, dict) and isinstance(error.get("message"), str) else value
+
+
+def _embedding_first(value: Any, state: State) -> Any:
+    """An embedding model ahead of the chat model in /v1/models (seed 003 §6)."""
+    if isinstance(value, dict) and isinstance(value.get("data"), list):
+        embed = {"id": "text-embedding-nomic-embed-text-v1.5", "object": "model", "created": 0, "owned_by": "local"}
+        return {**value, "data": [embed, *value["data"]]}
+    return value
+
+
 def _no_usage(chunk: Chunk, state: State) -> list[Any]:
     return [] if is_usage(chunk) else [chunk]
 
@@ -461,6 +475,13 @@ LEGAL: list[Fault] = [
     F("ollama-without-tags", (), "seed 002 §2: /api/chat, /api/generate and /api/pull, no /api/tags", legal=True,
       paths=("/api/tags",), status=lambda code, s: 404,
       body=lambda v, s: {"error": "not found"}),
+    F("strict-dialect", (), "seed 001 under --profile strict: its documented refusals, and what it promises "
+      "(invalid_tool_schema, image rules, /health, capabilities, prompt reuse) judged", legal=True,
+      refuse=_strict_refusal, lacks=("structured",), paths=("/v1/chat/completions",), profile="strict"),
+    F("lmstudio-errors", (), "seed 003 §2.4 under --profile lmstudio: refusals as {\"error\": \"<message>\"}",
+      legal=True, body=_string_error, profile="lmstudio"),
+    F("embedding-listed-first", (), "seed 003 §6: an embedding model listed before the chat model", legal=True,
+      paths=("/v1/models",), body=_embedding_first),
 ]
 
 

@@ -45,6 +45,7 @@ class Fault:
     refuse: Callable[[Any], tuple[int, dict[str, Any]] | None] | None = None  # parsed body -> (status, error)
     lacks: tuple[str, ...] = ()  # capabilities this (legal) server does not have: the self-test does not expect them
     error_delay: float = 0.0  # seconds a chat 4xx waits before its status line (a refusal after the work)
+    profile: str = "openai"  # the dialect the self-test judges it under (a legal variation of that dialect)
 
 
 def sse_frame(payload: bytes) -> bytes:

@@ -54,6 +54,12 @@ def overflow_reported_in_stream(a: Analysis) -> bool:
     return not any(p.index < first and carries_output(p.value) for p in a.payloads if p.kind == "chunk")
 
 
+def _string_error(a: Analysis) -> str | None:
+    """The message of LM Studio's {"error": "<message>"} under a profile that allows it (003 §2.4)."""
+    error = _error(a)
+    return error if isinstance(error, str) and a.allows("error-string") else None
+
+
 @check("ERR-005", "ERR-006", when=(bad_input,))
 def bad_input_status(a: Analysis) -> Iterator[Finding]:
     status = a.exchange.status
@@ -116,6 +122,9 @@ def context_overflow(a: Analysis) -> Iterator[Finding]:
         message = next((p.value for p in a.payloads if p.kind == "error"), None)
         if "context length" in json.dumps(message):
             return  # LM Studio: only the message says it (003 §5)
+    text = _string_error(a)
+    if text is not None and "context" in text.lower() and a.exchange.status in (400, 413, 422):
+        return  # LM Studio's string errors (003 §2.4): a message, no code
     if _code(a) not in ("context_length_exceeded", "context_window_exceeded"):
         yield finding(a, "ERR-011", f"status {a.exchange.status} code {short(_code(a))}",
                       "a 4xx with code context_length_exceeded")
@@ -143,6 +152,9 @@ def unknown_parameter(a: Analysis) -> Iterator[Finding]:
     name = a.exchange.observations.unknown_field or (unknown[0] if unknown else None)
     error = _error(a)
     param = error.get("param") if isinstance(error, dict) else None
+    text = _string_error(a)
+    if text is not None and a.exchange.status == 400 and name is not None and name in text:
+        return  # LM Studio's string errors (003 §2.4): the message names the field
     if a.exchange.status != 400 or _code(a) != "unknown_parameter" or param != name:
         yield finding(a, "ERR-013", f"status {a.exchange.status} code {short(_code(a))} param {short(param)}",
                       f"400 unknown_parameter with param {name!r}")

@@ -36,20 +36,44 @@ class ClientResult:
     cuts: list[int] | None = None  # random: the fewest cut points that change what the client assembles
 
 
+EMPTY: dict[str, Any] = {"content": "", "reasoning": "", "refusal": None, "tool_calls": [], "finish_reason": None,
+                         "usage": None}
+
+
 def expected(fx: Fixture) -> dict[str, Any]:
+    """What a correct client makes of the fixture's response."""
     a = analyze(fx.exchange, fx.profile)
+    status = fx.exchange.status or 200
+    if status >= 400:  # 003 §5: an HTTP error is an error, whatever its body
+        error = a.assembled.error or (a.json_body.get("error") if isinstance(a.json_body, dict) else None)
+        return {**EMPTY, "error": error or {"message": f"HTTP {status}"}, "complete": False}
+    if fx.body_path.suffix == ".sse" and a.content_type not in ("", "text/event-stream"):
+        # 003 §5: a successful response must be text/event-stream; anything else is not a stream
+        return {**EMPTY, "error": {"message": f"not an event stream: {a.content_type}"}, "complete": False}
     out = assembled_json(a)
     # ../shared/seeds/003 §3.3 and §3.5: a stream cut before [DONE], or one that reports an error, is partial
     out["complete"] = a.assembled.done and a.assembled.error is None and a.wire_error is None
     return out
 
 
+COMPARED = ("content", "reasoning", "refusal", "finish_reason", "tool_calls", "usage", "error", "complete", "path")
+USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
 def compare(want: dict[str, Any], got: dict[str, Any]) -> list[str]:
-    """The differences that matter to a user of the client."""
+    """The differences that matter to a user of the client (``COMPARED``); usage and refusal only when the
+    client reports them (a client that has no such field is not wrong about it)."""
     problems = []
     for key in ("content", "reasoning", "finish_reason"):
         if (want.get(key) or "") != (got.get(key) or ""):
             problems.append(f"{key}: got {got.get(key)!r}, expected {want.get(key)!r}")
+    if "refusal" in got and (want.get("refusal") or "") != (got.get("refusal") or ""):
+        problems.append(f"refusal: got {got.get('refusal')!r}, expected {want.get('refusal')!r}")
+    if "usage" in got:
+        counts = [{k: u.get(k) for k in USAGE_KEYS} if isinstance(u, dict) else None
+                  for u in (want.get("usage"), got.get("usage"))]
+        if counts[0] != counts[1]:
+            problems.append(f"usage: got {counts[1]}, expected {counts[0]}")
     want_calls = [(c.get("id"), c.get("name"), c.get("arguments")) for c in want.get("tool_calls") or []]
     got_calls = [(c.get("id"), c.get("name"), c.get("arguments")) for c in got.get("tool_calls") or []]
     if want_calls != got_calls:
@@ -70,6 +94,7 @@ class _Runner:
 
     def __call__(self, fx: Fixture) -> tuple[dict[str, Any] | None, list[str]]:
         self.server.fixture = fx
+        self.server.wrong_paths.clear()
         env = {**os.environ, "OPENAI_BASE_URL": self.server.base_url, "OPENAI_API_KEY": "replay"}
         try:
             proc = subprocess.run(self.command, env=env, capture_output=True, timeout=self.timeout,
@@ -91,8 +116,10 @@ class _Runner:
         return got, []
 
 
-def _judge(fx: Fixture, got: dict[str, Any] | None, failed: list[str]) -> list[str]:
-    return failed if got is None else compare(expected(fx), got)
+def _judge(fx: Fixture, got: dict[str, Any] | None, failed: list[str], wrong_paths: list[str] | None = None) -> list[str]:
+    paths = [f"path: the client asked for {p}, which the server does not serve (seed 003 §1: a base URL with "
+             "and without /v1 both lead to /v1/chat/completions)" for p in sorted(set(wrong_paths or []))]
+    return paths + (failed if got is None else compare(expected(fx), got))
 
 
 def run_client(command: list[str], fixtures: list[Fixture], chunkings_: list[str], seed: int = 0,
@@ -108,7 +135,7 @@ def run_client(command: list[str], fixtures: list[Fixture], chunkings_: list[str
                     results.append(_search(run, server, fx, seed, examples, max_shrinks))
                     continue
                 got, failed = run(fx)
-                results.append(ClientResult(fx.name, chunking, _judge(fx, got, failed)))
+                results.append(ClientResult(fx.name, chunking, _judge(fx, got, failed, server.wrong_paths)))
     return results
 
 

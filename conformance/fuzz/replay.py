@@ -77,6 +77,7 @@ class ReplayServer:
         self.cuts: list[int] | None = None  # explicit cut points into the served body, instead of the chunking
         self.fixture: Fixture | None = None  # set it to serve one fixture; None serves them in turn
         self.served = 0
+        self.wrong_paths: list[str] = []  # requests for paths the server does not serve (e.g. /v1/v1/...)
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -117,7 +118,25 @@ class ReplayServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def _wrong_path(self, served: tuple[str, ...]) -> bool:
+                """404 for a path no OpenAI server serves; the client asked for it (seed 003 §1)."""
+                path = self.path.split("?", 1)[0].rstrip("/")
+                if path in served:
+                    return False
+                server.wrong_paths.append(f"{self.command} {path}")
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                body = b'{"error": {"message": "not found", "type": "invalid_request_error", "code": "not_found"}}'
+                self.send_response(404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return True
+
             def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                if self._wrong_path(("/v1/models",)):
+                    return
                 model = "replay"
                 body = json.dumps({"object": "list", "data": [{"id": model, "object": "model", "created": 0,
                                                                "owned_by": "chat-conformance"}]}).encode()
@@ -128,6 +147,8 @@ class ReplayServer:
                 self.wfile.write(body)
 
             def do_POST(self) -> None:  # noqa: N802
+                if self._wrong_path(("/v1/chat/completions",)):
+                    return
                 length = int(self.headers.get("Content-Length") or 0)
                 self.rfile.read(length)
                 fixture = server.next_fixture()

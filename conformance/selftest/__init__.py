@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 
 from conformance.client import Limits
 from conformance.engine import execute
+from conformance.engine.run import REFERENCE_CAPABILITIES
 from conformance.errors import ConformanceError
-from conformance.scenarios import CAPABILITIES
 from conformance.servers import ServerFailed, reference
 from conformance.settings import build_settings
 
@@ -49,10 +49,11 @@ def run_one(name: str | None, expected: tuple[str, ...], legal: bool) -> Row:
     from reference_server.fault_catalog import BY_NAME
 
     lacks = BY_NAME[name].lacks if name in BY_NAME else ()
+    profile = BY_NAME[name].profile if name in BY_NAME else "openai"
     try:
         with reference(extra=["--fault", name] if name else []) as server:
-            settings = replace(build_settings(base_url=server.base_url, model=MODEL_ID, timeout=20,
-                                              expect=",".join(c for c in CAPABILITIES if c not in lacks)),
+            settings = replace(build_settings(base_url=server.base_url, model=MODEL_ID, timeout=20, profile=profile,
+                                              expect=",".join(c for c in REFERENCE_CAPABILITIES if c not in lacks)),
                                limits=Limits(total=20, idle=10, first_byte=10))  # stalls show in 10 s
             result = execute(settings)
     except (ServerFailed, ConformanceError) as exc:

@@ -9,6 +9,7 @@ import socket
 from conformance.engine.judge import refused_variant
 from conformance.engine.runner import Runner
 from conformance.exchange import Exchange
+from conformance.servers import ServerProcess
 from conformance.settings import build_settings
 from tests.hostile.servers import HostileServer, Req, answer, send
 
@@ -45,3 +46,31 @@ def embedding_first(conn: socket.socket, req: Req) -> None:
 def test_discovery_passes_over_embedding_models() -> None:
     with HostileServer(embedding_first) as server:
         assert Runner(build_settings(base_url=server.base_url)).discover() == "qwen3-4b"
+
+
+def _verdicts(base_url: str, profile: str, scenarios: str) -> dict[str, set[str]]:
+    from conformance.engine import execute
+
+    result = execute(build_settings(base_url=base_url, profile=profile, scenarios=scenarios, timeout=30))
+    out: dict[str, set[str]] = {}
+    for c in result.checks:
+        out.setdefault(c.rule, set()).add(str(c.outcome))
+    return out
+
+
+def test_the_strict_profile_judges_what_seed_001_promises(ref_server: ServerProcess) -> None:
+    chosen = "prompt-reuse,tools-schema-union,image-data-url,image-wrong-role,image-detail-high,image-remote-url," \
+             "models,health"
+    strict = _verdicts(ref_server.base_url, "strict", chosen)
+    for rule in ("USG-012", "TOOL-019", "IMG-001", "IMG-002", "MOD-007", "MOD-008"):
+        assert strict.get(rule) == {"passed"}, (rule, strict.get(rule))
+    plain = _verdicts(ref_server.base_url, "openai", chosen)
+    assert "passed" not in plain.get("USG-012", set())  # prompt reuse is seed 001's promise, not every server's
+
+
+def test_scenarios_for_a_dialect_run_only_under_its_profile() -> None:
+    from conformance.engine.judge import scenarios_for
+
+    assert "image-detail-high" not in scenarios_for(None) and "image-detail-high" in scenarios_for(None, profile="strict")
+    assert "ollama-pull" not in scenarios_for(None, profile="strict")  # opt-in: a real Ollama may download
+    assert "ollama-pull" in scenarios_for(None, frozenset({"ollama-pull"}))  # chosen by name, it runs

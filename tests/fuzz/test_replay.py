@@ -148,3 +148,35 @@ def test_keepalive_comments_after_an_id_trip_httpx_sse_as_the_readme_says() -> N
         assert any("JSONDecodeError" in p for p in kept.problems), kept
     else:
         assert kept.problems == []
+
+
+DOUBLED = [sys.executable, "-c", (
+    "import json, os, httpx; base = os.environ['OPENAI_BASE_URL'];"
+    "r = httpx.post(base + '/v1/chat/completions', json={'stream': True}, timeout=30);"  # /v1/v1/... : the bug
+    "print(json.dumps({'content': '', 'error': {'message': str(r.status_code)}, 'complete': False}))")]
+
+
+def test_a_client_that_doubles_v1_is_told_the_path() -> None:
+    [result] = run_client(DOUBLED, [SSE["conformant/plain-stream"]], ["whole"])
+    assert result.problems[0].startswith("path: the client asked for POST /v1/v1/chat/completions"), result.problems
+    [right] = run_client(ADAPTER, [SSE["conformant/plain-stream"]], ["whole"])
+    assert right.problems == []
+
+
+def test_usage_and_refusal_are_compared_when_the_client_reports_them() -> None:
+    want = expected(SSE["conformant/usage-stream"])
+    assert want["usage"] and compare(want, dict(want)) == []
+    wrong = {**want, "usage": {**want["usage"], "completion_tokens": want["usage"]["completion_tokens"] + 1}}
+    assert [p.split(":")[0] for p in compare(want, wrong)] == ["usage"]
+    assert compare(want, {k: v for k, v in want.items() if k not in ("usage", "refusal")}) == []  # not reported
+    assert compare({**want, "refusal": "No."}, {**want, "refusal": None})[0].startswith("refusal:")
+
+
+def test_http_errors_and_a_wrong_content_type_are_errors_to_a_client() -> None:
+    fixtures = {f.name: f for f in load_all()}
+    chosen = [fixtures[n] for n in ("conformant/error-unauthorized", "conformant/error-malformed-json",
+                                    "defects/json-content-type", "defects/error-html")]
+    assert all(expected(fx)["error"] and expected(fx)["complete"] is False for fx in chosen)
+    assert [r.problems for r in run_client(ADAPTER, chosen, ["whole"])] == [[], [], [], []]
+    naive = {r.fixture: r.problems for r in run_client(NAIVE, chosen, ["whole"])}  # it never reads the status
+    assert any(p.startswith("error:") for p in naive["conformant/error-unauthorized"])

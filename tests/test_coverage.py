@@ -1,0 +1,68 @@
+"""docs/seed-coverage.md: every fact cited from its seed, every rule, scenario and fixture real, each fixture
+judging one of its fact's rules, each live fact judged in its scenario by the published reference report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance.checks import evaluate
+from conformance.coverage import FACTS, NOT_JUDGED, SEEDS, Fact, render
+from conformance.exchange import analyze
+from conformance.fixtures import FIXTURES_DIR, load
+from conformance.fuzz.client_fuzz import COMPARED
+from conformance.rules import RULES_BY_ID
+from conformance.scenarios import BY_NAME
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED_DIR = ROOT.parent / "shared" / "seeds"
+REFERENCE = json.loads((ROOT / "reports" / "reference" / "results.json").read_text(encoding="utf-8"))
+JUDGED = {(r["rule"], s.split("/")[0]) for r in REFERENCE["rules"] for s in r["scenarios"]}  # cancel-endpoint/call
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+SEED_TEXT = {k: _flat((SEED_DIR / v).read_text(encoding="utf-8")) for k, v in SEEDS.items()}
+
+
+def test_the_document_is_generated_from_the_map() -> None:
+    assert (ROOT / "docs" / "seed-coverage.md").read_text(encoding="utf-8") == render(), \
+        "run: python -m conformance.coverage > docs/seed-coverage.md"
+
+
+def test_every_seed_has_facts_and_no_fact_is_listed_twice() -> None:
+    assert {f.seed for f in FACTS} == set(SEEDS)
+    assert len(FACTS) >= 140
+    keys = [(f.seed, _flat(f.cue)) for f in FACTS]
+    assert len(keys) == len(set(keys))
+
+
+@pytest.mark.parametrize("fact", FACTS, ids=lambda f: f"{f.seed}:{_flat(f.cue)[:40]}")
+def test_fact(fact: Fact) -> None:
+    assert _flat(fact.cue) in SEED_TEXT[fact.seed], "the cue is not in the seed"
+    assert fact.rules and all(r in RULES_BY_ID for r in fact.rules)
+    assert fact.live or fact.fixtures, "a fact needs a live scenario or a fixture"
+    assert all(s in BY_NAME for s in fact.live)
+    assert all(c in COMPARED for c in fact.client)
+    for name in fact.fixtures:
+        fx = load(FIXTURES_DIR / f"{name}.json")
+        verdicts = {v.rule.id: v.outcome for v in evaluate(analyze(fx.exchange, fx.profile))}
+        shown = {r for r in fact.rules if verdicts.get(r) in ("passed", "failed")}
+        if fx.meta.get("observations", {}).get("capability") is None and not shown:
+            pytest.fail(f"{name} judges none of {fact.rules}")
+        if name.startswith("defects/"):
+            assert fx.expected_failed & set(fact.rules), f"{name} fails none of {fact.rules}"
+    live = [s for s in fact.live if not BY_NAME[s].opt_in and BY_NAME[s].runs_under("openai")]
+    if live and not fact.dialect:  # the reference report (profile openai) judged one of its rules there
+        judged = {(r, s) for r in fact.rules for s in live} & JUDGED
+        assert judged, f"the reference report judged none of {fact.rules} in {live}"
+    if fact.dialect or not live:
+        assert fact.fixtures, "a fact the reference report cannot show needs a fixture"
+
+
+def test_not_judged_statements_are_in_their_seeds() -> None:
+    assert [cue for seed, cue, _ in NOT_JUDGED if _flat(cue) not in SEED_TEXT[seed]] == []
