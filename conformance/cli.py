@@ -356,7 +356,7 @@ DEFAULT_REPLAY = "seeds,conformant,legal,mlx-lm-server"
 CLIENT_MUST_SURVIVE = ("defects/json-content-type", "defects/error-html", "defects/error-plain-text")
 
 
-def _replay_fixtures(pattern: str) -> list[Any]:
+def _replay_fixtures(pattern: str, protocol: str = "sse") -> list[Any]:
     from conformance.fixtures import FIXTURES_DIR, load
 
     if pattern == DEFAULT_REPLAY:  # what a correct server may send, and the broken answers a client must survive
@@ -368,11 +368,19 @@ def _replay_fixtures(pattern: str) -> list[Any]:
     else:
         paths = sorted(FIXTURES_DIR.glob(pattern))
     fixtures = [load(p) for p in paths if p.suffix == ".json"]
-    chosen = [f for f in fixtures if f.exchange.endpoint == "chat" and f.exchange.method == "POST" and (
-        f.body_path.suffix == ".sse" and (f.exchange.status or 200) == 200 or (f.exchange.status or 200) >= 400)]
+    endpoints = ("ollama-chat", "ollama-generate") if protocol == "ndjson" else ("chat",)
+    stream = ".ndjson" if protocol == "ndjson" else ".sse"
+    chosen = [f for f in fixtures if f.exchange.endpoint in endpoints and f.exchange.method == "POST" and (
+        f.body_path.suffix == stream and (f.exchange.status or 200) == 200 or (f.exchange.status or 200) >= 400)]
     if not chosen:
-        raise UsageFailure(f"no SSE fixture matches {pattern!r} (patterns are relative to {FIXTURES_DIR})")
+        kind = "NDJSON" if protocol == "ndjson" else "SSE"
+        raise UsageFailure(f"no {kind} fixture matches {pattern!r} (patterns are relative to {FIXTURES_DIR})")
     return chosen
+
+
+PROTOCOL = click.option("--protocol", type=click.Choice(["sse", "ndjson"]), default="sse", show_default=True,
+                        help="sse: OpenAI streams on /v1/chat/completions; ndjson: Ollama's on /api/chat and "
+                        "/api/generate.")
 
 
 CHUNKING = click.Choice(["whole", "bytes", "random", "adversarial"])
@@ -388,11 +396,12 @@ CHUNKING = click.Choice(["whole", "bytes", "random", "adversarial"])
 @click.option("--keepalive", is_flag=True, help="Insert a ': keep-alive' comment after every event.")
 @click.option("--stall", type=click.FloatRange(min=0, max=600), default=0.0, show_default=True,
               help="Seconds of silence after every event (a client's idle timeout must outlast it).")
-def replay(port: int, pattern: str, chunking: str, seed: int, keepalive: bool, stall: float) -> None:
+@PROTOCOL
+def replay(port: int, pattern: str, chunking: str, seed: int, keepalive: bool, stall: float, protocol: str) -> None:
     """Serve recorded streams to a client under test, re-cut and re-timed, one fixture per request in turn."""
     from conformance.fuzz.replay import ReplayServer
 
-    fixtures = _replay_fixtures(pattern)
+    fixtures = _replay_fixtures(pattern, protocol)
     try:
         server = ReplayServer(fixtures, chunking=chunking, seed=seed, port=port, keepalive=keepalive,
                               stall=stall).start()
@@ -417,14 +426,17 @@ def replay(port: int, pattern: str, chunking: str, seed: int, keepalive: bool, s
               help="Seconds one client run may take.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help='text (what each client got wrong) or json (every run).')
+@PROTOCOL
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def fuzz_client(pattern: str, chunkings: tuple[str, ...], seed: int, examples: int, keepalive: bool, timeout: float,
-                fmt: str, command: tuple[str, ...]) -> None:
-    """Run COMMAND once per fixture and chunking with OPENAI_BASE_URL set to the replay server.
+                fmt: str, protocol: str, command: tuple[str, ...]) -> None:
+    """Run COMMAND once per fixture and chunking with OPENAI_BASE_URL (and OLLAMA_HOST) set to the replay server.
 
     COMMAND prints the message it assembled as JSON (content, reasoning, tool_calls, finish_reason,
-    usage, error, and optionally complete: false for an answer it knows is partial). Ready adapters:
-    python -m conformance.fuzz.adapters.openai_sdk and python -m conformance.fuzz.adapters.httpx_sse_min.
+    usage, error, and optionally complete: false for an answer it knows is partial). CONFORMANCE_REPLAY_PATH
+    names the route the fixture answers on. Ready adapters: python -m conformance.fuzz.adapters.openai_sdk,
+    python -m conformance.fuzz.adapters.httpx_sse_min and, with --protocol ndjson,
+    python -m conformance.fuzz.adapters.ollama_min.
     """
     import shutil
 
@@ -432,7 +444,7 @@ def fuzz_client(pattern: str, chunkings: tuple[str, ...], seed: int, examples: i
 
     if shutil.which(command[0]) is None:
         raise UsageFailure(f"the client command {command[0]!r} is not found")
-    results = run_client(list(command), _replay_fixtures(pattern), list(chunkings) or
+    results = run_client(list(command), _replay_fixtures(pattern, protocol), list(chunkings) or
                          ["whole", "bytes", "random", "adversarial"], seed, timeout=timeout, keepalive=keepalive,
                          examples=examples)
     wrong = [r for r in results if r.problems]
@@ -529,8 +541,10 @@ def fuzz(base_url: str | None, model: str | None, api_key: str | None, max_examp
 @click.option("--queue-limit", type=int, default=4, show_default=True,
               help='Requests admitted besides the running one; more get 429.')
 @click.option("--api-key", help="Require Authorization: Bearer KEY.")
+@click.option("--prompt-cache-mode", type=click.Choice(["on", "off"]), default="on", show_default=True,
+              help="Single-prefix KV reuse, reported as usage.prompt_tokens_details.cached_tokens (seed 001).")
 def serve_reference(model_dir: Path | None, host: str, port: int, max_context: int, queue_limit: int,
-                    api_key: str | None) -> None:
+                    api_key: str | None, prompt_cache_mode: str) -> None:
     """Serve the bundled reference server (an mlx-lm server that passes every rule)."""
     import importlib.util
 
@@ -546,7 +560,7 @@ def serve_reference(model_dir: Path | None, host: str, port: int, max_context: i
     except OSError as exc:
         raise UsageFailure(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     serve(model_dir=model_dir, host=host, port=port, max_context=max_context, queue_limit=queue_limit,
-          api_key=api_key)
+          api_key=api_key, prompt_reuse=prompt_cache_mode == "on")
 
 
 def main() -> None:

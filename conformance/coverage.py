@@ -544,6 +544,15 @@ def render() -> str:
                      "<br>".join(f.fixtures) or "—", " ".join(f.client) or "—", f.dialect or "—"]
             out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         out.append("")
+    out += ["## The seeds' own example streams", "",
+            "Each example stream of the seeds is a fixture under `seeds/`, judged as its bytes stand. Where a seed",
+            "abbreviates for display (AFM's lifecycle and tool-call examples and npu_proxy's OpenAI example leave out",
+            "`created`, `model`, `object` or the choice `index`), the envelope rules fail on those bytes and the",
+            "fixture records it: no seed says a server may leave them out, and the OpenAI chunk schema requires them,",
+            "so no profile allows it. What a seed documents as its dialect's own shape (AFM's profile events, a",
+            "resent tool name, a first delta without role; LM Studio's string errors and `event: error`; llama.cpp's",
+            "typed overflow; Azure's filter chunks) passes under that dialect's profile and is judged as a deviation",
+            "under `openai`, each in a pair of fixtures (`…-profile` and the plain one).", ""]
     out += ["## Not judged", "", "| seed | statement | why |", "|---|---|---|"]
     for seed, cue, why in NOT_JUDGED:
         out.append(f"| {seed} | {' '.join(cue.split())} | {why} |")

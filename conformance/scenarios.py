@@ -113,6 +113,7 @@ class Scenario:
     tags: tuple[str, ...] = field(default_factory=tuple)
     only: tuple[str, ...] = ()  # the profiles whose dialect it tests (empty: every profile)
     opt_in: bool = False  # run only when chosen by name (it has side effects on the server)
+    variant: str = ""  # the feature variant it shows (results.json target.features), e.g. "tool_choice: required"
 
     def runs_under(self, profile: str) -> bool:
         """Whether a run under this profile includes it by default."""
@@ -150,7 +151,7 @@ def _scenarios() -> list[Scenario]:
         s("stream-plain", "framing", lambda c: chat(c, HELLO, max_tokens=ANSWER, headers={"X-Request-ID": "conformance-plain-1"}),
           description="A plain streamed answer."),
         s("stream-usage", "usage", lambda c: chat(c, HELLO, max_tokens=ANSWER, **usage), needs="usage",
-          description="stream_options.include_usage: one usage chunk after the finish."),
+          description="stream_options.include_usage: one usage chunk after the finish.", variant="usage (include_usage)"),
         s("stream-long", "transport", lambda c: chat(c, LONG, max_tokens=48, intent=Intent.EXPECT_LENGTH, **usage),
           description="A long answer cut by max_tokens 48: length, incremental delivery, usage within the cap."),
         s("non-stream", "chunks", lambda c: chat(c, HELLO, stream=False, max_tokens=ANSWER), description="stream: false."),
@@ -164,22 +165,23 @@ def _scenarios() -> list[Scenario]:
         s("stop-sequence", "finish", lambda c: chat(c, HELLO, stop=[" "], max_tokens=ANSWER),
           description="stop [' ']: the answer ends before the first space."),
         s("n-two", "chunks", lambda c: chat(c, HELLO, n=2, max_tokens=ANSWER, intent=Intent.N),
-          description="n: 2, honored with two choices or refused with a 4xx envelope."),
+          description="n: 2, honored with two choices or refused with a 4xx envelope.", variant="n: 2"),
         # tools
         s("tools-auto", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="auto", max_tokens=CALL),
-          needs="tools"),
+          needs="tools", variant="tool_choice: auto"),
         s("tools-required", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="required",
-                                                        max_tokens=CALL), needs="tools"),
+                                                        max_tokens=CALL), needs="tools", variant="tool_choice: required"),
         s("tools-named", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER, TIME], tool_choice={
-            "type": "function", "function": {"name": "get_weather"}}, max_tokens=CALL), needs="tools"),
+            "type": "function", "function": {"name": "get_weather"}}, max_tokens=CALL), needs="tools",
+          variant="tool_choice: named"),
         s("tools-none", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="none", max_tokens=CALL),
-          needs="tools"),
+          needs="tools", variant="tool_choice: none"),
         s("tools-parallel", "tools", lambda c: chat(c, ASK_BOTH, tools=[WEATHER, TIME], parallel_tool_calls=True,
                                                     max_tokens=2 * CALL),
-          needs="tools"),
+          needs="tools", variant="parallel tool calls"),
         s("tools-parallel-false", "tools", lambda c: chat(c, ASK_BOTH, tools=[WEATHER, TIME],
                                                           parallel_tool_calls=False, max_tokens=2 * CALL),
-          needs="tools"),
+          needs="tools", variant="parallel_tool_calls: false"),
         s("tools-nested", "tools", lambda c: chat(c, [{"role": "user", "content": "Book a trip to Oslo for Ada."}],
                                                   tools=[NESTED], tool_choice="required", max_tokens=2 * CALL),
           needs="tools"),
@@ -194,30 +196,31 @@ def _scenarios() -> list[Scenario]:
         s("tools-schema-union", "tools", lambda c: chat(c, [{"role": "user", "content": "Label it 'red'."}], tools=[UNION],
                                                         max_tokens=CALL, intent=Intent.TOOL_SCHEMA_UNION), needs="tools",
           description="A tool schema with a mixed-type union and allOf: answered, or refused with a 4xx "
-          "(seed 001: 400 invalid_tool_schema)."),
+          "(seed 001: 400 invalid_tool_schema).", variant="tool schemas: allOf and unions"),
         s("tools-cut-by-length", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="required",
                                                          max_tokens=3, intent=Intent.EXPECT_LENGTH), needs="tools"),
         # reasoning and structured output
         s("reasoning", "reasoning", lambda c: chat(c, HELLO, reasoning_effort="low", max_tokens=THINK,
-                                                   intent=Intent.EFFORT), needs="reasoning"),
+                                                   intent=Intent.EFFORT), needs="reasoning", variant="reasoning_effort: low"),
         s("reasoning-none", "reasoning", lambda c: chat(c, HELLO, reasoning_effort="none", max_tokens=THINK,
-                                                        intent=Intent.EFFORT), needs="reasoning"),
+                                                        intent=Intent.EFFORT), needs="reasoning",
+          variant="reasoning_effort: none"),
         s("reasoning-roundtrip", "reasoning", lambda c: chat(c, HELLO + [
             {"role": "assistant", "content": "Hello!", "reasoning_content": "The user greets me."},
             {"role": "user", "content": "Say it again."}], reasoning_effort="low", max_tokens=THINK,
             intent=Intent.ROUNDTRIP), needs="reasoning"),
-        *(s(f"reasoning-effort-{value}", "reasoning", _effort(value), needs="reasoning",
+        *(s(f"reasoning-effort-{value}", "reasoning", _effort(value), needs="reasoning", variant=f"reasoning_effort: {value}",
             description=f"reasoning_effort {value}: accepted, or refused as unsupported (seed 003 §2.1).")
           for value in ("medium", "high", "xhigh")),
         s("json-object", "structured", lambda c: chat(c, [{"role": "user", "content": "Reply with a JSON object "
                                                            "describing a cat."}],
                                                       response_format={"type": "json_object"}, max_tokens=JSON),
-          needs="structured"),
+          needs="structured", variant="response_format: json_object"),
         s("json-schema-strict", "structured", lambda c: chat(c, [{"role": "user", "content": "Give a person as JSON."}],
                                                              response_format={"type": "json_schema", "json_schema": {
                                                                  "name": "person", "schema": PERSON, "strict": True}},
                                                              max_tokens=JSON),
-          needs="structured"),
+          needs="structured", variant="response_format: json_schema strict"),
         # errors before the stream (each followed by a plain request)
         s("error-malformed-json", "errors", lambda c: _raw(c, b'{"model": "x", "messages": [', Intent.MALFORMED_JSON),
           kind="followup"),
@@ -258,7 +261,7 @@ def _scenarios() -> list[Scenario]:
         # images (seed 001 Images; 003 §2.2)
         s("image-data-url", "images", lambda c: chat(c, [{"role": "user", "content": [
             {"type": "text", "text": "What colour is this pixel?"}, image()]}], max_tokens=ANSWER, intent=Intent.IMAGE),
-          description="A data-URL image in a user message: answered, or refused with a 4xx envelope."),
+          description="A data-URL image in a user message: answered, or refused with a 4xx envelope.", variant="images"),
         s("image-wrong-role", "images", lambda c: chat(c, [{"role": "system", "content": [image()]}, *HELLO],
                                                        max_tokens=ANSWER, intent=Intent.IMAGE_MISPLACED),
           kind="followup", description="An image in a system message: refused with 400."),
@@ -272,7 +275,8 @@ def _scenarios() -> list[Scenario]:
           description="A remote image URL, which seed 001 refuses (data URLs only); .invalid never resolves."),
         # usage: prompt reuse
         s("prompt-reuse", "usage", lambda c: chat(c, HELLO, max_tokens=ANSWER, **usage), needs="usage", kind="repeat",
-          description="The same history twice: the second reports the reused prompt tokens (seed 001)."),
+          description="The same history twice: the second reports the reused prompt tokens (seed 001).",
+          variant="prompt reuse (cached_tokens)"),
         # AFM profile events (seed 000): a server without them ignores the header
         s("afm-profile", "chunks", lambda c: chat(c, HELLO, max_tokens=5, headers={"X-AFM-Profile": "true"}, **usage),
           description="X-AFM-Profile: true: an afm_profile object after usage, before [DONE], without choices."),
@@ -287,7 +291,7 @@ def _scenarios() -> list[Scenario]:
           needs="cancel-endpoint", kind="cancel"),
         s("cancel-unknown", "cancellation", lambda c: Request(
             path="/v1/chat/completions/conformance-unknown-id/cancel", body={}, intent=Intent.CANCEL_UNKNOWN),
-          needs="cancel-endpoint"),
+          needs="cancel-endpoint", variant="cancel endpoint"),
         s("cancel-completed", "cancellation", lambda c: chat(c, HELLO, max_tokens=ANSWER, headers={
             "X-Request-ID": "conformance-cancel-done-1"}), needs="cancel-endpoint", kind="cancel-completed",
           description="A stream that has ended, then its cancel call and one with its chatcmpl id: 404, cancelled: false."),
@@ -299,11 +303,11 @@ def _scenarios() -> list[Scenario]:
         # models and Ollama
         s("models", "models", lambda c: Request(method="GET", path="/v1/models")),
         s("health", "models", lambda c: Request(method="GET", path="/health"),
-          description="GET /health (seed 001): 200 with a JSON object where served."),
+          description="GET /health (seed 001): 200 with a JSON object where served.", variant="GET /health"),
         s("ollama-chat", "ollama", lambda c: Request(path="/api/chat", body={"model": c.model, "messages": HELLO,
                                                                                  "options": {"num_predict": ANSWER}},
                                                      headers={"X-Request-ID": "conformance-ollama-1"}),
-          needs="ollama"),
+          needs="ollama", variant="Ollama /api/chat"),
         s("ollama-length", "ollama", lambda c: Request(path="/api/generate", body={
             "model": c.model, "prompt": "Tell me a long story.", "options": {"num_predict": 3}},
             intent=Intent.EXPECT_LENGTH), needs="ollama", description="num_predict 3: done_reason length."),
@@ -316,8 +320,9 @@ def _scenarios() -> list[Scenario]:
           description="/api/pull of the model already served (opt-in: a real Ollama may download): status frames, "
           "then success or an error frame."),
         s("ollama-generate", "ollama", lambda c: Request(path="/api/generate", body={
-            "model": c.model, "prompt": "Say hello.", "options": {"num_predict": ANSWER}}), needs="ollama"),
-        s("ollama-tags", "ollama", lambda c: Request(method="GET", path="/api/tags"), needs="ollama"),
+            "model": c.model, "prompt": "Say hello.", "options": {"num_predict": ANSWER}}), needs="ollama",
+          variant="Ollama /api/generate"),
+        s("ollama-tags", "ollama", lambda c: Request(method="GET", path="/api/tags"), needs="ollama", variant="Ollama /api/tags"),
     ]
 
 

@@ -85,3 +85,10 @@ def test_every_profile_judges_every_fixture_without_a_check_error() -> None:
         for fx in load_all():
             errors = [v.rule.id for v in evaluate(analyze(fx.exchange, profile)) if v.outcome == "error"]
             assert errors == [], (profile.name, fx.name, errors)
+
+
+def test_the_results_schema_names_every_category() -> None:
+    from conformance.results import schema
+
+    enum = schema()["properties"]["checks"]["items"]["properties"]["category"]["enum"]
+    assert enum == list(CATEGORIES)

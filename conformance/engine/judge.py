@@ -13,6 +13,7 @@ from typing import Any
 from conformance.checks import evaluate
 from conformance.engine.runner import Outcome
 from conformance.exchange import Exchange, analyze
+from conformance.model import Level, gating_levels
 from conformance.model import Outcome as Verdict
 from conformance.model.observations import CapabilityShown
 from conformance.protocols.chat.payloads import carries_output
@@ -184,6 +185,7 @@ def judge_run(outcomes: list[Outcome], settings: Settings, model: str, *, tool: 
         if (first.header("content-type") or "").startswith("text/event-stream") and first.arrivals:
             entry["timeline"] = timeline(first.arrivals)
         result.scenarios.append(entry)
+    result.target["features"] = features(outcomes, result.checks, caps, settings)
     seen = {c.rule for c in result.checks}
     ran = {o.scenario.name for o in outcomes}
     for rule in RULES:  # a chosen rule no exchange could show is listed, not dropped
@@ -195,6 +197,72 @@ def judge_run(outcomes: list[Outcome], settings: Settings, model: str, *, tool: 
 
         apply_baseline(result, [{"rule": r, "scenario": s} for r, s in settings.known_failures])
     return result
+
+
+def features(outcomes: list[Outcome], checks: list[CheckEntry], caps: dict[str, dict[str, Any]],
+             settings: Settings) -> dict[str, dict[str, str]]:
+    """Each feature variant a scenario shows: supported, unsupported (with the evidence: the capability's probe
+    or a documented refusal, a 4xx with code unsupported_value or invalid_value), or failed (the gating rules
+    that failed in its scenario)."""
+    gating = gating_levels(settings.strict)
+    out: dict[str, dict[str, str]] = {}
+    for o in outcomes:
+        sc, first = o.scenario, o.exchanges[0]
+        if not sc.variant:
+            continue
+        failed = sorted({c.rule for c in checks if c.scenario == sc.name and c.outcome in (Verdict.FAILED, Verdict.ERROR)
+                         and Level(c.level) in gating})
+        skip = _skip_reason(sc.needs, caps, settings)
+        documented = refused_variant(first) or _documented_refusal(first)
+        probe = next((name for name, scenario in CAPABILITY_SCENARIOS.items() if scenario == sc.name), None)
+        if failed:
+            state, evidence = "failed", ", ".join(failed)
+        elif skip:
+            state, evidence = "unsupported", skip
+        elif probe is not None:
+            state = "supported" if caps[probe]["supported"] else "unsupported"
+            evidence = caps[probe]["evidence"]
+        elif documented:
+            state, evidence = "unsupported", documented
+        elif sc.kind == "repeat":  # prompt reuse: the second answer says how many prompt tokens were reused
+            cached = _cached_tokens(o.exchanges[-1])
+            state = "supported" if cached else "unsupported"
+            evidence = f"cached_tokens {cached}" if cached else "no cached_tokens reported for the same history"
+        elif first.status is not None and 200 <= first.status < 300:
+            state, evidence = "supported", f"answered {first.status}"
+        else:
+            state, evidence = "unsupported", _answered(first)
+        out[sc.variant] = {"state": state, "scenario": sc.name, "evidence": evidence}
+    return out
+
+
+def _cached_tokens(ex: Exchange) -> int:
+    usage = analyze(ex).assembled.usage if ex.status == 200 else None
+    details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    return cached if isinstance(cached, int) and not isinstance(cached, bool) and cached > 0 else 0
+
+
+def _answered(ex: Exchange) -> str:
+    try:
+        error = json.loads(ex.body).get("error")
+    except (ValueError, AttributeError):
+        error = None
+    code = error.get("code") if isinstance(error, dict) else None
+    return f"answered {ex.status}" + (f" {code}" if code else "")
+
+
+def _documented_refusal(ex: Exchange) -> str | None:
+    """A 4xx whose error code says the server does not support what was asked (seed 001's unsupported_value)."""
+    if ex.status is None or not 400 <= ex.status < 500 or ex.status == 429:
+        return None
+    try:
+        error = json.loads(ex.body).get("error")
+    except (ValueError, AttributeError):
+        return None
+    if isinstance(error, dict) and error.get("code") in REFUSAL_CODES:
+        return f"refused: {ex.status} {error['code']}"
+    return None
 
 
 TIMELINE_POINTS = 120

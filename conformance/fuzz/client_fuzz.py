@@ -21,7 +21,7 @@ from hypothesis import seed as hypothesis_seed
 from conformance.exchange import analyze
 from conformance.fixtures import Fixture
 from conformance.fuzz.outcome import expected_end
-from conformance.fuzz.replay import ReplayServer
+from conformance.fuzz.replay import ReplayServer, served_path
 from conformance.fuzz.strategies import chunkings
 from conformance.inspect import assembled_json
 
@@ -51,6 +51,10 @@ def expected(fx: Fixture) -> dict[str, Any]:
         # 003 §5: a successful response must be text/event-stream; anything else is not a stream
         return {**EMPTY, "error": {"message": f"not an event stream: {a.content_type}"}, "complete": False}
     out = assembled_json(a)
+    if a.format == "ndjson":  # seed 002 §2: complete with a done: true frame, partial after an error frame
+        out["complete"] = out.get("error") is None and any(
+            isinstance(ln.value, dict) and ln.value.get("done") is True for ln in a.lines)
+        return out
     # ../shared/seeds/003 §3.3 and §3.5: a stream cut before [DONE], or one that reports an error, is partial
     out["complete"] = a.assembled.done and a.assembled.error is None and a.wire_error is None
     return out
@@ -70,7 +74,8 @@ def compare(want: dict[str, Any], got: dict[str, Any]) -> list[str]:
     if "refusal" in got and (want.get("refusal") or "") != (got.get("refusal") or ""):
         problems.append(f"refusal: got {got.get('refusal')!r}, expected {want.get('refusal')!r}")
     if "usage" in got:
-        counts = [{k: u.get(k) for k in USAGE_KEYS} if isinstance(u, dict) else None
+        keys = [k for k in USAGE_KEYS if isinstance(want.get("usage"), dict) and k in want["usage"]] or USAGE_KEYS
+        counts = [{k: u.get(k) for k in keys} if isinstance(u, dict) else None
                   for u in (want.get("usage"), got.get("usage"))]
         if counts[0] != counts[1]:
             problems.append(f"usage: got {counts[1]}, expected {counts[0]}")
@@ -95,7 +100,8 @@ class _Runner:
     def __call__(self, fx: Fixture) -> tuple[dict[str, Any] | None, list[str]]:
         self.server.fixture = fx
         self.server.wrong_paths.clear()
-        env = {**os.environ, "OPENAI_BASE_URL": self.server.base_url, "OPENAI_API_KEY": "replay"}
+        env = {**os.environ, "OPENAI_BASE_URL": self.server.base_url, "OPENAI_API_KEY": "replay",
+               "OLLAMA_HOST": self.server.host_url, "CONFORMANCE_REPLAY_PATH": served_path(fx)}
         try:
             proc = subprocess.run(self.command, env=env, capture_output=True, timeout=self.timeout,
                                   check=False, stdin=subprocess.DEVNULL)

@@ -65,6 +65,12 @@ def with_keepalives(body: bytes) -> bytes:
     return bytes(out + body[start:])
 
 
+def served_path(fixture: Fixture) -> str:
+    """The route a fixture answers on: /v1/chat/completions, or Ollama's /api/chat or /api/generate."""
+    return {"ollama-chat": "/api/chat", "ollama-generate": "/api/generate"}.get(fixture.exchange.endpoint,
+                                                                               "/v1/chat/completions")
+
+
 class ReplayServer:
     """Serves fixtures on 127.0.0.1; ``fixture`` can be changed between requests."""
 
@@ -86,6 +92,11 @@ class ReplayServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
+    @property
+    def host_url(self) -> str:
+        """The server's root, as Ollama clients take it (OLLAMA_HOST)."""
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
     def start(self) -> ReplayServer:
         self.thread.start()
         return self
@@ -104,6 +115,9 @@ class ReplayServer:
         """The bytes served for ``fixture``: its body, with keep-alive comments when asked."""
         body = fixture.exchange.body
         return with_keepalives(body) if self.keepalive and fixture.body_path.suffix == ".sse" else body
+
+    def next_path(self) -> str:
+        return served_path(self.next_fixture())
 
     def next_fixture(self) -> Fixture:
         """The fixture for this request: the one set, or the next in turn."""
@@ -147,11 +161,11 @@ class ReplayServer:
                 self.wfile.write(body)
 
             def do_POST(self) -> None:  # noqa: N802
-                if self._wrong_path(("/v1/chat/completions",)):
+                fixture = server.next_fixture()
+                if self._wrong_path((served_path(fixture),)):
                     return
                 length = int(self.headers.get("Content-Length") or 0)
                 self.rfile.read(length)
-                fixture = server.next_fixture()
                 server.served += 1
                 ex = fixture.exchange
                 self.send_response(ex.status or 200)

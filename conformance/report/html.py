@@ -40,6 +40,10 @@ started {{ started_at }}, {{ '%.1f' % duration_s }} s.</p>
 <table><tr><th>capability</th><th>supported</th><th>how</th><th>evidence</th></tr>
 {% for name, cap in target.capabilities.items() %}<tr><td>{{ name }}</td><td>{{ 'yes' if cap.supported else 'no' }}</td>
 <td>{{ cap.source }}</td><td>{{ cap.evidence }}</td></tr>{% endfor %}</table>{% endif %}
+{% if target.features %}<h2>Feature variants</h2>
+<table><tr><th>variant</th><th>state</th><th>scenario</th><th>evidence</th></tr>
+{% for name, f in target.features.items() %}<tr><td>{{ name }}</td><td>{{ f.state }}</td><td>{{ f.scenario }}</td>
+<td>{{ f.evidence }}</td></tr>{% endfor %}</table>{% endif %}
 {% if stale %}<h2>Stale baseline entries</h2><ul>{% for s in stale %}<li>{{ s.rule }} [{{ s.scenario }}]</li>
 {% endfor %}</ul>{% endif %}
 {% if streams %}<h2>Streams</h2>

@@ -28,6 +28,10 @@ def render_markdown(result: RunResult) -> str:
     if target.get("variants"):
         lines += ["", "Variants refused as documented (a 4xx naming the field; their rules are not judged):", ""]
         lines += [f"- {scenario}: {why}" for scenario, why in target["variants"].items()]
+    if target.get("features"):
+        lines += ["", "## Feature variants", "", "| variant | state | scenario | evidence |", "|---|---|---|---|"]
+        lines += [f"| {name} | {f['state']} | {f['scenario']} | {f['evidence']} |"
+                  for name, f in target["features"].items()]
     generated = [s for s in result.scenarios if "examples" in s]  # a conformance fuzz run
     if generated:
         lines += ["", "## Generated requests", "", "| kind | examples | requests (with shrinking) | answers |",

@@ -72,6 +72,14 @@ def summary_lines(result: RunResult) -> list[str]:
     lines.append(f"capabilities: {caps}")
     if t.get("variants"):
         lines.append(f"variants refused as documented (their rules not judged): {', '.join(t['variants'])}")
+    feats = t.get("features") or {}
+    if feats:
+        states = {state: [n for n, f in feats.items() if f["state"] == state] for state in ("unsupported", "failed")}
+        line = f"feature variants: {sum(f['state'] == 'supported' for f in feats.values())} of {len(feats)} supported"
+        for state, names in states.items():
+            if names:
+                line += f"; {state}: {', '.join(names)}"
+        lines.append(line)
     if result.stale_baseline:
         lines.append(f"stale baseline entries (now passing): {len(result.stale_baseline)}")
     return lines + run_notes(result)

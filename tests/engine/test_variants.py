@@ -74,3 +74,21 @@ def test_scenarios_for_a_dialect_run_only_under_its_profile() -> None:
     assert "image-detail-high" not in scenarios_for(None) and "image-detail-high" in scenarios_for(None, profile="strict")
     assert "ollama-pull" not in scenarios_for(None, profile="strict")  # opt-in: a real Ollama may download
     assert "ollama-pull" in scenarios_for(None, frozenset({"ollama-pull"}))  # chosen by name, it runs
+
+
+def test_each_feature_variant_is_reported_supported_unsupported_or_failed() -> None:
+    from conformance.engine import execute
+    from conformance.servers import reference
+
+    chosen = "tools-auto,tools-required,tools-named,tools-none,tools-parallel-false,json-object,prompt-reuse," \
+             "stream-usage"
+    with reference(extra=["--fault", "strict-variants"]) as server:
+        result = execute(build_settings(base_url=server.base_url, scenarios=chosen, timeout=30))
+    states = {name: f["state"] for name, f in result.target["features"].items()}
+    assert states == {"usage (include_usage)": "supported", "tool_choice: auto": "supported",
+                      "tool_choice: required": "unsupported", "tool_choice: named": "unsupported",
+                      "tool_choice: none": "supported", "parallel_tool_calls: false": "unsupported",
+                      "response_format: json_object": "unsupported", "prompt reuse (cached_tokens)": "supported",
+                      "response_format: json_schema strict": "unsupported"}  # the structured probe, added
+    evidence = result.target["features"]["tool_choice: required"]["evidence"]
+    assert "unsupported_value" in evidence, evidence

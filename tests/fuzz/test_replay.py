@@ -180,3 +180,29 @@ def test_http_errors_and_a_wrong_content_type_are_errors_to_a_client() -> None:
     assert [r.problems for r in run_client(ADAPTER, chosen, ["whole"])] == [[], [], [], []]
     naive = {r.fixture: r.problems for r in run_client(NAIVE, chosen, ["whole"])}  # it never reads the status
     assert any(p.startswith("error:") for p in naive["conformant/error-unauthorized"])
+
+
+OLLAMA = [sys.executable, "-m", "conformance.fuzz.adapters.ollama_min"]
+NAIVE_NDJSON = [sys.executable, "-c", (  # parses each read on its own: a frame cut across reads is lost
+    "import json, os, httpx; out = {'content': '', 'finish_reason': None, 'error': None, 'complete': False}\n"
+    "with httpx.stream('POST', os.environ['OLLAMA_HOST'] + os.environ['CONFORMANCE_REPLAY_PATH'], json={}) as r:\n"
+    "    for piece in r.iter_raw():\n"
+    "        for line in piece.decode('utf-8', 'replace').splitlines():\n"
+    "            try: frame = json.loads(line)\n"
+    "            except ValueError: continue\n"
+    "            out['content'] += (frame.get('message') or {}).get('content', frame.get('response')) or ''\n"
+    "            out['finish_reason'] = frame.get('done_reason') or out['finish_reason']\n"
+    "            out['complete'] = out['complete'] or frame.get('done') is True\n"
+    "print(json.dumps(out))")]
+
+
+def test_ndjson_clients_are_fuzzed_on_the_ollama_routes() -> None:
+    fixtures = {f.name: f for f in load_all()}
+    chosen = [fixtures[n] for n in ("seeds/ollama-chat", "seeds/ollama-generate", "seeds/ollama-error-terminal",
+                                    "conformant/ollama-error-404", "legal/ollama-generate-crlf")]
+    assert expected(fixtures["seeds/ollama-chat"])["complete"] is True
+    assert expected(fixtures["seeds/ollama-error-terminal"])["complete"] is False
+    assert [r.problems for r in run_client(OLLAMA, chosen, ["bytes", "adversarial"])] == [[]] * 10
+    [naive] = run_client(NAIVE_NDJSON, [fixtures["seeds/ollama-chat"]], ["random"], seed=1, examples=6,
+                         max_shrinks=30)
+    assert naive.problems and naive.cuts, naive  # whole, it is right; a frame cut across reads is lost
