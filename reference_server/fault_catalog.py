@@ -280,6 +280,35 @@ def _malformed_accepted(body: Any) -> Any:
     return {"model": "chat-conformance/bigram-ref", "messages": [{"role": "user", "content": "Hi"}], "stream": True}
 
 
+def _mentions(value: Any, keys: tuple[str, ...]) -> bool:
+    text = json.dumps(value) if value is not None else ""
+    return any(f'"{k}"' in text for k in keys)
+
+
+def _history_refusal(body: Any, key: str, message: str) -> tuple[int, dict[str, Any]] | None:
+    """400 for a history whose assistant turn carries ``key`` (tool_calls or reasoning_content)."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if isinstance(messages, list) and any(isinstance(m, dict) and m.get("role") == "assistant" and m.get(key)
+                                          for m in messages):
+        return 400, {"message": message, "type": "invalid_request_error", "param": "messages", "code": "invalid_type"}
+    return None
+
+
+def _drop_system_images(body: Any) -> Any:
+    """The server a client talks to drops image parts outside user messages and answers (IMG-002)."""
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return body
+    kept = []
+    for m in body["messages"]:
+        if isinstance(m, dict) and m.get("role") != "user" and isinstance(m.get("content"), list):
+            parts = [p for p in m["content"] if not (isinstance(p, dict) and p.get("type") == "image_url")]
+            if not parts:
+                continue
+            m = {**m, "content": parts}
+        kept.append(m)
+    return {**body, "messages": kept}
+
+
 OLLAMA = ("/api/chat", "/api/generate")
 F = Fault
 
@@ -443,6 +472,40 @@ DEFECTS: list[Fault] = [
     F("ollama-partial-line", ("OLL-002",), "seed 002", paths=OLLAMA,
       ndjson=_ollama_last(lambda f: [json.dumps(f).encode()])),
     F("ollama-model-changes", ("OLL-008",), "seed 002", paths=OLLAMA, ndjson=_ollama_last(lambda f: [{**f, "model": "other"}])),
+    F("ollama-length-as-stop", ("OLL-011",), "seed 002 §2 (length at the output limit)", paths=OLLAMA,
+      ndjson=_ollama_last(lambda f: [{**f, "done_reason": "stop"}])),
+    # the dialect facts of issue 12
+    F("union-schema-crash", ("TOOL-019",), "seed 001 tool calls (schema converters that crash on unions)",
+      refuse=lambda b: (500, {"message": "KeyError: 'type'", "type": "server_error", "param": None, "code": None})
+      if _mentions(b.get("tools") if isinstance(b, dict) else None, ("anyOf", "allOf", "oneOf")) else None),
+    F("roundtrip-refused", ("TOOL-020",), "seed 003 §2.2 (a null content beside tool_calls refused)",
+      refuse=lambda b: _history_refusal(b, "tool_calls", "messages[1].content must be a string")),
+    F("reasoning-roundtrip-refused", ("RSN-009",), "seed 003 §2.2 (reasoning sent back refused)",
+      refuse=lambda b: _history_refusal(b, "reasoning_content", "Unknown field: reasoning_content")),
+    F("effort-refused-undocumented", ("RSN-010",), "seed 003 §2.1 (xhigh refused without a documented code)",
+      refuse=lambda b: (400, {"message": "reasoning_effort must be low, medium or high", "type": "invalid_request_error",
+                              "param": None, "code": None})
+      if isinstance(b, dict) and b.get("reasoning_effort") == "xhigh" else None),
+    F("image-crash", ("IMG-001",), "seed 003 §2.2 (an image the server cannot decode)",
+      refuse=lambda b: (500, {"message": "cannot identify image file", "type": "server_error", "param": None,
+                              "code": None}) if _mentions(b.get("messages") if isinstance(b, dict) else None,
+                                                          ("image_url",)) else None),
+    F("image-role-ignored", ("IMG-002",), "seed 001 images (an image on another role silently dropped)",
+      request=_drop_system_images),
+    F("capabilities-string", ("MOD-007",), "seed 001 images (capabilities as a string)", paths=("/v1/models",),
+      body=lambda v, s: {**v, "data": [{**m, "capabilities": "text"} for m in v["data"]]}
+      if isinstance(v, dict) and isinstance(v.get("data"), list) else v),
+    F("health-vision-bogus", ("MOD-008",), "seed 001 images (/health's vision state)", paths=("/health",),
+      body=lambda v, s: {**v, "vision": "absent"} if isinstance(v, dict) else v),
+    F("grammar-header-everywhere", ("TRN-016",), "seed 000 headers (X-Grammar-Constraints on every stream)",
+      headers=lambda h, s: [*h, (b"x-grammar-constraints", b"downgraded")] if s["kind"] == "sse" else h),
+    F("profile-event-unasked", ("CHK-020",), "seed 000 profiling events (sent without X-AFM-Profile)",
+      done=lambda s: b'data: {"afm_profile": {"chip": "M3"}}\n\ndata: [DONE]\n\n', profile="afm"),
+    F("no-openai-request-id", ("TRN-015",), "seed 000 headers (OpenAI-Request-ID missing), under profile afm",
+      headers=lambda h, s: [(k, v) for k, v in h if k != b"openai-request-id"], profile="afm"),
+    F("prompt-reuse-unreported", ("USG-012",), "seed 001 prompt reuse, under profile strict",
+      chunk=edit(lambda c, s: c["usage"].update(prompt_tokens_details={"cached_tokens": 0}) if is_usage(c) else None),
+      profile="strict"),
 ]
 
 LEGAL: list[Fault] = [
