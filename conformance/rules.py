@@ -300,13 +300,13 @@ RULES: tuple[Rule, ...] = (
        f"{STRICT} supported API (accepted and ignored); {OPENAI}"),
     # images
     _r("IMG-001", "images", "must", "both",
-       "A data-URL image in a user message is answered, or refused with a 4xx envelope (never a 5xx)",
+       "A data-URL image in a user message is answered, or refused with a 4xx (never a 5xx)",
        f"{WIRE} §2.2 (images go inline as data URLs); {STRICT} images"),
     _r("IMG-003", "images", "must", "both", "Images are accepted when the server is expected to (capability images)",
        f"{STRICT} images (capabilities [\"text\", \"image\"] with a vision pack)"),
     _r("IMG-002", "images", "should", "both",
-       "An image outside a user message is refused with 400 (and, where the dialect says so, a remote URL or a "
-       "detail other than auto)", f"{STRICT} images (an image_url on any other role returns 400; data URLs only, "
+       "An image outside a user message is refused with a 4xx (400, and also a remote URL or a detail other than "
+       "auto, where the dialect says so)", f"{STRICT} images (an image_url on any other role returns 400; data URLs only, "
        "detail absent or auto)"),
     # cancellation
     _r("CAN-001", "cancellation", "must", "stream", "A disconnect frees the generation",

@@ -161,18 +161,18 @@ def effort_value(a: Analysis) -> Iterator[Finding]:
 
 @check("IMG-001", when=(_intent(Intent.IMAGE),))
 def image_in_user_message(a: Analysis) -> Iterator[Finding]:
-    yield from _answered_or_refused(a, "IMG-001", "a data-URL image in a user message")
-    if _refused_4xx(a) and not _error(a) and not (isinstance(a.json_body, dict) and isinstance(
-            a.json_body.get("error"), str) and a.allows("error-string")):
-        yield finding(a, "IMG-001", f"{a.exchange.status} with body {short(a.exchange.body[:80])}",
-                      '{"error": {"message": ...}}')
+    yield from _answered_or_refused(a, "IMG-001", "a data-URL image in a user message")  # ERR-001 judges the body
 
 
 @check("IMG-002", when=(_intent(Intent.IMAGE_MISPLACED),))
 def image_misplaced(a: Analysis) -> Iterator[Finding]:
     status = a.exchange.status
-    if status is not None and status != 400 and not (status in (413, 422) and not a.expects("image-rules")):
-        yield finding(a, "IMG-002", f"status {status}", "400: the image is refused, not answered or ignored")
+    if status is None:
+        return
+    if a.expects("image-rules") and status != 400:
+        yield finding(a, "IMG-002", f"status {status}", "400 (seed 001: the image is refused)")
+    elif not 400 <= status < 500:
+        yield finding(a, "IMG-002", f"status {status}", "a 4xx: the image is refused, not answered or ignored")
 
 
 # models: capabilities and /health

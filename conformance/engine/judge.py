@@ -202,16 +202,16 @@ def judge_run(outcomes: list[Outcome], settings: Settings, model: str, *, tool: 
 def features(outcomes: list[Outcome], checks: list[CheckEntry], caps: dict[str, dict[str, Any]],
              settings: Settings) -> dict[str, dict[str, str]]:
     """Each feature variant a scenario shows: supported, unsupported (with the evidence: the capability's probe
-    or a documented refusal, a 4xx with code unsupported_value or invalid_value), or failed (the gating rules
-    that failed in its scenario)."""
+    or a documented refusal, a 4xx with code unsupported_value or invalid_value), or failed (the gating rules of
+    the feature's own category that failed in its scenario: a chunk-envelope failure is not the feature's)."""
     gating = gating_levels(settings.strict)
     out: dict[str, dict[str, str]] = {}
     for o in outcomes:
         sc, first = o.scenario, o.exchanges[0]
         if not sc.variant:
             continue
-        failed = sorted({c.rule for c in checks if c.scenario == sc.name and c.outcome in (Verdict.FAILED, Verdict.ERROR)
-                         and Level(c.level) in gating})
+        failed = sorted({c.rule for c in checks if c.scenario == sc.name and c.category == sc.category
+                         and c.outcome in (Verdict.FAILED, Verdict.ERROR) and Level(c.level) in gating})
         skip = _skip_reason(sc.needs, caps, settings)
         documented = refused_variant(first) or _documented_refusal(first)
         probe = next((name for name, scenario in CAPABILITY_SCENARIOS.items() if scenario == sc.name), None)
