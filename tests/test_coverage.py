@@ -26,7 +26,10 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-SEED_TEXT = {k: _flat((SEED_DIR / v).read_text(encoding="utf-8")) for k, v in SEEDS.items()}
+# the seeds live beside the repository (../shared/seeds/); a clone without them checks everything but the cues
+SEED_TEXT = {k: _flat((SEED_DIR / v).read_text(encoding="utf-8")) for k, v in SEEDS.items()
+             if (SEED_DIR / v).exists()}
+needs_seeds = pytest.mark.skipif(len(SEED_TEXT) < len(SEEDS), reason="../shared/seeds/ is not beside the repo")
 
 
 def test_the_document_is_generated_from_the_map() -> None:
@@ -43,7 +46,8 @@ def test_every_seed_has_facts_and_no_fact_is_listed_twice() -> None:
 
 @pytest.mark.parametrize("fact", FACTS, ids=lambda f: f"{f.seed}:{_flat(f.cue)[:40]}")
 def test_fact(fact: Fact) -> None:
-    assert _flat(fact.cue) in SEED_TEXT[fact.seed], "the cue is not in the seed"
+    if fact.seed in SEED_TEXT:
+        assert _flat(fact.cue) in SEED_TEXT[fact.seed], "the cue is not in the seed"
     assert fact.rules and all(r in RULES_BY_ID for r in fact.rules)
     assert fact.live or fact.fixtures, "a fact needs a live scenario or a fixture"
     assert all(s in BY_NAME for s in fact.live)
@@ -64,5 +68,11 @@ def test_fact(fact: Fact) -> None:
         assert fact.fixtures, "a fact the reference report cannot show needs a fixture"
 
 
+@needs_seeds
+def test_every_cue_is_in_its_seed() -> None:
+    assert [(f.seed, f.cue) for f in FACTS if _flat(f.cue) not in SEED_TEXT[f.seed]] == []
+
+
+@needs_seeds
 def test_not_judged_statements_are_in_their_seeds() -> None:
     assert [cue for seed, cue, _ in NOT_JUDGED if _flat(cue) not in SEED_TEXT[seed]] == []
