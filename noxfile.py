@@ -71,6 +71,14 @@ def reference(session: nox.Session) -> None:
 
 
 @nox.session
+def peers(session: nox.Session) -> None:
+    """The real-server matrix: each peer in its own venv under .peers/, the suite run twice against each, the
+    reports in reports/<server>/ and reports/matrix.md (not part of CI: the installs take minutes)."""
+    session.install("-e", ".[dev,reference]")
+    session.run("python", "peers/run.py", *session.posargs)
+
+
+@nox.session
 def selftest(session: nox.Session) -> None:
     """Every defect and legal variation; the table goes to reports/selftest/selftest.md."""
     session.install("-e", ".[reference]")

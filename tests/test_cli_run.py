@@ -197,3 +197,12 @@ def test_every_option_has_a_help_line() -> None:
         return [f"{path} {p.opts[0]}" for p in cmd.params if isinstance(p, click.Option) and not p.help]
 
     assert options(cli) == []
+
+
+def test_a_peer_is_named_by_its_server_and_version(tmp_path: Path) -> None:
+    peer = tmp_path / "litellm-proxy"
+    peer.mkdir()
+    (peer / "results.json").write_text(json.dumps(result_with(("CHK-009", "must", "stream-plain", "failed")).to_json()))
+    (peer / "RUNS.json").write_text(json.dumps({"title": "LiteLLM proxy", "version": "1.108.7"}))
+    md = write_matrix([json.loads((peer / "results.json").read_text())], [peer / "results.json"], tmp_path)[0]
+    assert "| LiteLLM proxy 1.108.7 | FAIL |" in md.read_text()

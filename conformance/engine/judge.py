@@ -182,6 +182,9 @@ def judge_run(outcomes: list[Outcome], settings: Settings, model: str, *, tool: 
         first = outcome.exchanges[0]
         entry: dict[str, Any] = {"name": outcome.scenario.name, "category": outcome.scenario.category, "status": first.status,
                  "elapsed_s": round(outcome.elapsed_s, 3), "aborted": first.observations.aborted}
+        retried = sorted({ex.observations.retried for ex in outcome.exchanges if ex.observations.retried})
+        if retried:
+            entry["retried"] = "; ".join(retried)
         if (first.header("content-type") or "").startswith("text/event-stream") and first.arrivals:
             entry["timeline"] = timeline(first.arrivals)
         result.scenarios.append(entry)

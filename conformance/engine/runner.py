@@ -82,6 +82,22 @@ class Runner:
     def send(self, req: Request, limits: Limits | None = None) -> Exchange:
         if limits is None:
             limits = self.settings.refusal if req.intent in self.refuse else self.settings.limits
+        start = time.monotonic()
+        ex = self._record(req, limits)
+        wait = retry_after(ex)
+        # the request and its retry share one time limit, T (--timeout's total): the run's bound holds
+        budget = max(limits.total, self.settings.limits.total) - (time.monotonic() - start) - (wait or 0.0)
+        left = min(limits.total, budget)
+        if wait is not None and req.hold is None and left >= min(limits.total, MIN_RETRY_S):
+            # a 429 that says when to come back (a proxy's cooldown, a full queue) is not a verdict about the
+            # request: it is waited out once and sent again, and the report says so. The burst's 429s are its point.
+            time.sleep(wait)
+            again = self._record(req, replace(limits, total=left))
+            ex = replace(again, observations=again.observations.with_(
+                retried=f"429 with Retry-After {wait:g} s: waited and sent again"))
+        return ex
+
+    def _record(self, req: Request, limits: Limits) -> Exchange:
         left = self.deadline - time.monotonic()
         if limits.total > left:  # the run's bound clips every request; what it cuts is not the server's
             limits = replace(limits, total=max(left, 0.001), total_name=RUN_TIMEOUT)
@@ -344,6 +360,22 @@ class Runner:
             if outcome is not None:
                 outcomes.append(outcome)
         return outcomes
+
+
+RETRY_AFTER_CAP_S = 10.0  # a longer wait is not waited out: the 429 stands
+MIN_RETRY_S = 5.0  # what must be left of the request's time limit after the wait to send it again
+
+
+def retry_after(ex: Exchange) -> float | None:
+    """The seconds a 429 asks the client to wait (Retry-After in seconds, RFC 9110 §10.2.3), if at most the cap."""
+    if ex.status != 429:
+        return None
+    value = (ex.header("retry-after") or "").strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if 0 <= seconds <= RETRY_AFTER_CAP_S else None
 
 
 def _queued(ex: Exchange) -> Exchange:

@@ -63,6 +63,7 @@ class Observations:
     disconnect: Disconnect | None = None
     capability: CapabilityShown | None = None
     burst: Burst | None = None
+    retried: str | None = None  # the suite sent the request again: why (a 429 with Retry-After, waited out)
 
     def with_(self, **changes: Any) -> Observations:
         return replace(self, **changes)
@@ -85,7 +86,7 @@ class Observations:
     def from_json(cls, doc: dict[str, Any] | None) -> Observations:
         doc = doc or {}
         known = {"aborted", "error", "elapsed_s", "disconnected_after_events", "followup_status", "liveness_status",
-                 "unknown_field", "headers_unknown", "disconnect", "capability", "burst"}
+                 "unknown_field", "headers_unknown", "disconnect", "capability", "burst", "retried"}
         unknown = sorted(set(doc) - known)
         if unknown:
             raise ValueError(f"unknown observation {unknown[0]!r}")
@@ -100,5 +101,5 @@ class Observations:
             unknown_field=doc.get("unknown_field"), headers_unknown=bool(doc.get("headers_unknown")),
             disconnect=Disconnect(**disconnect) if isinstance(disconnect, dict) else None,
             capability=CapabilityShown(**capability) if isinstance(capability, dict) else None,
-            burst=Burst(**burst) if isinstance(burst, dict) else None,
+            burst=Burst(**burst) if isinstance(burst, dict) else None, retried=doc.get("retried"),
         )

@@ -54,6 +54,10 @@ def run_notes(result: RunResult) -> list[str]:
         missing = result.incomplete.get("not_run") or []
         notes.append(f"INCOMPLETE: {result.incomplete['reason']}; {len(missing)} scenario(s) not run or cut: "
                      f"{where(missing)} (the run fails; raise --run-timeout)")
+    retried = [s["name"] for s in result.scenarios if s.get("retried")]
+    if retried:
+        notes.append(f"retried: {len(retried)} scenario(s) answered 429 with Retry-After, waited out and sent again: "
+                     f"{where(retried)}")
     t = result.tokens
     if t:
         extra = [f"{t['uncapped']} request(s) without a cap"] if t.get("uncapped") else []

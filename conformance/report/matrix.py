@@ -7,6 +7,7 @@ the servers do not agree; a legend says what each mark means.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,7 +59,15 @@ def _column(doc: dict[str, Any], source: Path | None, out: Path) -> Column:
         link = os.path.relpath(source.parent / "report.html", out)
     summary = doc.get("summary", {})
     verdict = str(summary.get("verdict", "fail" if summary.get("failed_by_level", {}).get("must") else "pass"))
-    return Column(f"{target.get('base_url')} · {target.get('model')}", verdict.upper(),
+    label = f"{target.get('base_url')} · {target.get('model')}"
+    runs = source.parent / "RUNS.json" if source is not None else None
+    if runs is not None and runs.is_file():  # a peer of `nox -s peers`: named by the server and its version
+        try:
+            peer = json.loads(runs.read_text(encoding="utf-8"))
+            label = f"{peer['title']} {peer.get('version', '')}".strip()
+        except (ValueError, KeyError, TypeError):
+            pass
+    return Column(label, verdict.upper(),
                   sum(levels[r] == "must" for r in failing), sum(levels[r] == "should" for r in failing),
                   sum(levels[r] == "advisory" for r in failing), sum(c == "passed" for c in cells.values()),
                   sum(c == "skipped" for c in cells.values()), float(doc.get("duration_s", 0.0)), link)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 
+from conformance.client import Request
 from conformance.engine.judge import refused_variant
 from conformance.engine.runner import Runner
 from conformance.exchange import Exchange
@@ -92,3 +93,33 @@ def test_each_feature_variant_is_reported_supported_unsupported_or_failed() -> N
                       "response_format: json_schema strict": "unsupported"}  # the structured probe, added
     evidence = result.target["features"]["tool_choice: required"]["evidence"]
     assert "unsupported_value" in evidence, evidence
+
+
+def test_a_429_with_retry_after_is_waited_out_once_and_reported() -> None:
+    seen = {"chat": 0}
+
+    def cooldown(conn: socket.socket, req: Req) -> None:  # a proxy's cooldown: the first chat request gets 429
+        if req.path.endswith("/chat/completions"):
+            seen["chat"] += 1
+            if seen["chat"] == 1:
+                send(conn, 429, {"Content-Type": "application/json", "Retry-After": "1"},
+                     b'{"error": {"message": "in cooldown", "type": "rate_limit", "param": null, "code": "429"}}')
+                return
+        answer(conn, req)
+
+    with HostileServer(cooldown) as server:
+        runner = Runner(build_settings(base_url=server.base_url, timeout=30))
+        ex = runner.send(Request(body={"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}))
+    assert ex.status == 200 and seen["chat"] == 2
+    assert ex.observations.retried == "429 with Retry-After 1 s: waited and sent again"
+
+
+def test_a_429_asking_for_a_long_wait_stands() -> None:
+    def busy(conn: socket.socket, req: Req) -> None:
+        send(conn, 429, {"Content-Type": "application/json", "Retry-After": "60"},
+             b'{"error": {"message": "busy", "type": "rate_limit", "param": null, "code": "rate_limited"}}')
+
+    with HostileServer(busy) as server:
+        ex = Runner(build_settings(base_url=server.base_url, timeout=30)).send(
+            Request(body={"model": "m", "messages": [{"role": "user", "content": "hi"}]}))
+    assert ex.status == 429 and ex.observations.retried is None

@@ -1,0 +1,251 @@
+"""The real-server matrix (`nox -s peers`): install each peer server into its own virtual environment under
+.peers/ (git-ignored; what is there already is kept), serve the bundled model with it on 127.0.0.1, run
+`conformance run` against it twice, stop it by its process id, and write reports/<server>/ (the reports and
+the wire log of the first run), reports/<server>/RUNS.json (both runs' verdicts, whether they agree, the
+version, the wall times) and the matrix of all of them (reports/matrix.md and matrix.html).
+
+    python peers/run.py [--only NAME ...] [--list]
+
+A peer that cannot be installed or started here is reported as such in reports/peers.json and the matrix
+notes, never guessed at. Nothing is downloaded at run time but the peers' own packages from the registries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PEERS = ROOT / ".peers"
+REPORTS = ROOT / "reports"
+
+
+@dataclass
+class Peer:
+    """One real server: how to install it, prepare its model, start it and read its version."""
+
+    name: str
+    title: str
+    install: list[list[str]]  # pip argument lists, run in the peer's venv
+    start: Callable[[Path, Path, int], list[str]]  # (venv, model dir, port) -> argv
+    version: str  # a Python expression printed in the venv (the server's version)
+    env: dict[str, str] = field(default_factory=dict)
+    prepare: Callable[[Path, Path], Path] | None = None  # (venv, bundled model) -> the model the server serves
+    base_path: str = "/v1"
+    backend: str | None = None  # another peer this one proxies (started first, on its own port)
+    ready_timeout: float = 180.0
+    run_args: list[str] = field(default_factory=list)  # extra `conformance run` options
+    api_key: str | None = None  # sent by the readiness probe and the suite (`--api-key`)
+
+
+def venv_python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def ensure_venv(peer: Peer, log: Path) -> Path:
+    """The peer's venv with its packages (installed once; a marker file says it is complete)."""
+    venv = PEERS / peer.name
+    marker = venv / ".installed"
+    wanted = json.dumps(peer.install)
+    if marker.exists() and marker.read_text() == wanted:
+        return venv
+    if not venv_python(venv).exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    with log.open("a") as out:
+        for args in [["install", "-q", "--upgrade", "pip"], *peer.install]:
+            subprocess.run([str(venv_python(venv)), "-m", "pip", *args], check=True, stdout=out, stderr=out)
+    marker.write_text(wanted)
+    return venv
+
+
+def wait_ready(url: str, proc: subprocess.Popen[bytes], timeout: float, api_key: str | None = None) -> None:
+    import httpx
+
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with {proc.returncode} before it was ready")
+        try:
+            if httpx.get(url, timeout=2, headers=headers).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(f"not ready within {timeout:.0f} s")
+
+
+class Running:
+    """A started server, stopped by its process id (its process group)."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], log: Path) -> None:
+        self.out = log.open("ab")
+        self.proc = subprocess.Popen(argv, env={**os.environ, **env}, stdout=self.out, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        self.out.close()
+
+
+def verdicts(results: Path) -> dict[str, str]:
+    doc = json.loads(results.read_text())
+    return {r["rule"]: r["outcome"] for r in doc["rules"]}
+
+
+def run_suite(base_url: str, report_dir: Path, extra: list[str]) -> tuple[float, int]:
+    if report_dir.exists():
+        shutil.rmtree(report_dir / "wire", ignore_errors=True)
+        shutil.rmtree(report_dir / "reproducers", ignore_errors=True)
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "conformance", "run", "--base-url", base_url, "--report-dir",
+                           str(report_dir), *extra], capture_output=True, text=True, check=False)
+    (report_dir / "run.log").write_text(proc.stdout[-20000:] + proc.stderr[-5000:])
+    return time.monotonic() - start, proc.returncode
+
+
+def model_dir() -> Path:
+    from reference_server.model import build
+
+    path = PEERS / "model"
+    if not (path / "config.json").exists():
+        build(path)
+    return path
+
+
+def serve_and_run(peer: Peer, by_name: dict[str, Peer], report_dir: Path, log: Path,
+                  entry: dict[str, object]) -> tuple[float, int]:
+    """Start the peer (and its backend), run the suite once, stop them by their process ids. Each run gets
+    fresh processes: work a server goes on with after the suite left (a prefill it does not abandon) must
+    not slow the next run down."""
+    started: list[Running] = []
+    try:
+        venv = PEERS / peer.name
+        model = peer.prepare(venv, model_dir()) if peer.prepare else model_dir()
+        env = dict(peer.env)
+        if peer.backend is not None:  # a proxy: its backend first
+            backend = by_name[peer.backend]
+            bvenv = ensure_venv(backend, log)
+            bport = free_port()
+            b = Running(backend.start(bvenv, model_dir(), bport), backend.env, log)
+            started.append(b)
+            wait_ready(f"http://127.0.0.1:{bport}{backend.base_path}/models", b.proc, backend.ready_timeout)
+            env["PEER_BACKEND_URL"] = f"http://127.0.0.1:{bport}{backend.base_path}"
+            entry["backend"] = f"{backend.title} " + subprocess.run(
+                [str(venv_python(bvenv)), "-c", backend.version], capture_output=True, text=True, check=True
+            ).stdout.strip()
+        port = free_port()
+        server = Running(peer.start(venv, model, port), env, log)
+        started.append(server)
+        base = f"http://127.0.0.1:{port}{peer.base_path}"
+        wait_ready(f"{base}/models", server.proc, peer.ready_timeout, peer.api_key)
+        args = [*peer.run_args, *(["--api-key", peer.api_key] if peer.api_key else [])]
+        return run_suite(base, report_dir, args)
+    finally:
+        for proc in reversed(started):
+            proc.stop()
+
+
+def run_peer(peer: Peer, by_name: dict[str, Peer]) -> dict[str, object]:
+    logs = PEERS / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    log = logs / f"{peer.name}.log"
+    entry: dict[str, object] = {"name": peer.name, "title": peer.title}
+    try:
+        venv = ensure_venv(peer, log)
+        entry["version"] = subprocess.run([str(venv_python(venv)), "-c", peer.version], capture_output=True,
+                                          text=True, check=True).stdout.strip()
+        report, second = REPORTS / peer.name, PEERS / "second" / peer.name
+        first_s, first_rc = serve_and_run(peer, by_name, report, log, entry)
+        second_s, _ = serve_and_run(peer, by_name, second, log, entry)
+        a, b = verdicts(report / "results.json"), verdicts(second / "results.json")
+        entry.update(wall_s=round(first_s, 1), second_wall_s=round(second_s, 1), exit=first_rc,
+                     same_verdicts=a == b, differ={r: [a.get(r), b.get(r)] for r in set(a) | set(b)
+                                                   if a.get(r) != b.get(r)},
+                     failed={lvl: sorted(r["rule"] for r in json.loads((report / "results.json").read_text())["rules"]
+                                         if r["outcome"] == "failed" and r["level"] == lvl)
+                             for lvl in ("must", "should")})
+        (report / "RUNS.json").write_text(json.dumps(entry, indent=2) + "\n")
+    except Exception as exc:  # noqa: BLE001 - a peer that cannot be had is reported, not guessed
+        entry["error"] = f"{type(exc).__name__}: {exc}"[:500]
+    return entry
+
+
+def run_reference() -> dict[str, object]:
+    """The bundled reference server, twice, as the matrix's first column."""
+    from importlib.metadata import version
+
+    entry: dict[str, object] = {"name": "reference", "title": "chat-conformance reference server",
+                                "version": version("chat-conformance")}
+    walls, found = [], []
+    for folder in (REPORTS / "reference", PEERS / "second" / "reference"):
+        shutil.rmtree(folder / "wire", ignore_errors=True)
+        start = time.monotonic()
+        subprocess.run([sys.executable, "-m", "conformance", "run", "--report-dir", str(folder)], capture_output=True,
+                       check=False)
+        walls.append(round(time.monotonic() - start, 1))
+        found.append(verdicts(folder / "results.json"))
+    entry.update(wall_s=walls[0], second_wall_s=walls[1], same_verdicts=found[0] == found[1],
+                 failed={lvl: [] for lvl in ("must", "should")})
+    (REPORTS / "reference" / "RUNS.json").write_text(json.dumps(entry, indent=2) + "\n")
+    return entry
+
+
+def main(argv: list[str] | None = None) -> int:
+    from peers.catalog import CATALOG
+
+    parser = argparse.ArgumentParser(prog="python peers/run.py", description=__doc__)
+    parser.add_argument("--only", action="append", default=[], help="only this peer (repeatable)")
+    parser.add_argument("--list", action="store_true", help="list the peers and exit")
+    args = parser.parse_args(argv)
+    by_name = {p.name: p for p in CATALOG}
+    if args.list:
+        for p in CATALOG:
+            print(f"{p.name:20} {p.title}")
+        return 0
+    unknown = [n for n in args.only if n not in by_name]
+    if unknown:
+        parser.error(f"unknown peer(s) {unknown}; --list shows them")
+    chosen = [by_name[n] for n in args.only] if args.only else CATALOG
+    summary_path = REPORTS / "peers.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    summary["reference"] = run_reference()
+    for peer in chosen:
+        print(f"{peer.name}: installing, starting, running the suite twice", flush=True)
+        entry = run_peer(peer, by_name)
+        summary[peer.name] = entry
+        print(f"  {json.dumps({k: entry[k] for k in entry if k in ('version', 'wall_s', 'same_verdicts', 'error')})}",
+              flush=True)
+        summary_path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    ran = [REPORTS / n / "results.json" for n in ["reference", *sorted(set(summary) - {"reference"})]
+           if (REPORTS / n / "results.json").exists() and "error" not in summary.get(n, {})]
+    subprocess.run([sys.executable, "-m", "conformance", "report", "compare", *map(str, ran), "--out", str(REPORTS)],
+                   check=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    sys.exit(main())
