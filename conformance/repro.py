@@ -64,6 +64,12 @@ def printf_format(data: bytes) -> str:
 
 
 
+def _cancel_call(base_url: str, req: Request, api_key: str | None) -> str:
+    """The cancel call for the stream ``req`` opened, by its X-Request-ID (seed 000)."""
+    rid = req.headers.get("X-Request-ID", "ID")
+    return curl(base_url, Request(path=f"/v1/chat/completions/{rid}/cancel", body={}), api_key)
+
+
 def scenario_script(kind: str, base_url: str, req: Request, api_key: str | None = None, body_file: str | None = None,
                     followup: Request | None = None, burst: int = 12) -> str:
     """A short shell script of what the suite actually did for a scenario of this kind: an HTTP/1.0
@@ -74,16 +80,14 @@ def scenario_script(kind: str, base_url: str, req: Request, api_key: str | None 
     if kind == "disconnect":
         return f"{one} | head -n 1  # read the first event, then hang up"
     if kind == "cancel":
-        rid = req.headers.get("X-Request-ID", "ID")
-        call = curl(base_url, Request(path=f"/v1/chat/completions/{rid}/cancel", body={}), api_key)
+        call = _cancel_call(base_url, req, api_key)
         return f"{one} &\nsleep 1  # the stream has started\n{call}\nwait"
     if kind == "burst":
         return f"for i in $(seq {burst}); do\n  {one} | head -n 1 &\ndone\nwait  # the refused ones answer 429"
     if kind == "repeat":
         return f"{one}\n# the same history again: its usage reports the reused prompt tokens\n{one}"
     if kind == "cancel-completed":
-        rid = req.headers.get("X-Request-ID", "ID")
-        call = curl(base_url, Request(path=f"/v1/chat/completions/{rid}/cancel", body={}), api_key)
+        call = _cancel_call(base_url, req, api_key)
         return f"{one}\n# the stream has ended: cancelling it now answers 404\n{call}"
     if kind == "followup" and followup is not None:
         return f"{one}\n# then a plain request, which must still be answered:\n{curl(base_url, followup, api_key)}"

@@ -13,8 +13,8 @@ from conformance.checks import Finding, check, finding, short
 from conformance.checks.conditions import chat_answer, headers_known, usage_of
 from conformance.exchange import Analysis
 from conformance.model import Intent
+from conformance.protocols.chat.payloads import PROFILE_KEYS
 
-PROFILE_KEYS = ("afm_profile", "afm_profile_extended")
 VISION_STATES = frozenset({"ready", "missing", "invalid", "unsupported"})
 
 

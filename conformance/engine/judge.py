@@ -125,16 +125,29 @@ VARIANT_FIELDS = ("tool_choice", "parallel_tool_calls", "response_format", "reas
 REFUSAL_CODES = ("unsupported_value", "invalid_value", "unsupported_parameter")
 
 
-def refused_variant(ex: Exchange) -> str | None:
-    """The variant a documented refusal names (seed 001: a 4xx with code unsupported_value or invalid_value and
-    the field as param), e.g. ``tool_choice='required' refused: 400 unsupported_value``; None otherwise."""
-    if ex.status is None or not 400 <= ex.status < 500 or ex.status == 429:
-        return None
+def _error_object(ex: Exchange) -> dict[str, Any] | None:
+    """The body's error object, if it has one."""
     try:
         error = json.loads(ex.body).get("error")
     except (ValueError, AttributeError):
         return None
-    if not isinstance(error, dict) or error.get("code") not in REFUSAL_CODES:
+    return error if isinstance(error, dict) else None
+
+
+def _refusal(ex: Exchange) -> dict[str, Any] | None:
+    """The error of a documented refusal: a 4xx (not 429) whose code says the server does not support what was
+    asked (seed 001's unsupported_value, invalid_value)."""
+    if ex.status is None or not 400 <= ex.status < 500 or ex.status == 429:
+        return None
+    error = _error_object(ex)
+    return error if error is not None and error.get("code") in REFUSAL_CODES else None
+
+
+def refused_variant(ex: Exchange) -> str | None:
+    """The variant a documented refusal names (seed 001: a 4xx with code unsupported_value or invalid_value and
+    the field as param), e.g. ``tool_choice='required' refused: 400 unsupported_value``; None otherwise."""
+    error = _refusal(ex)
+    if error is None:
         return None
     param = error.get("param")
     field = next((f for f in VARIANT_FIELDS if isinstance(param, str) and param.split(".")[0].split("[")[0] == f),
@@ -247,25 +260,13 @@ def _cached_tokens(ex: Exchange) -> int:
 
 
 def _answered(ex: Exchange) -> str:
-    try:
-        error = json.loads(ex.body).get("error")
-    except (ValueError, AttributeError):
-        error = None
-    code = error.get("code") if isinstance(error, dict) else None
+    code = (_error_object(ex) or {}).get("code")
     return f"answered {ex.status}" + (f" {code}" if code else "")
 
 
 def _documented_refusal(ex: Exchange) -> str | None:
-    """A 4xx whose error code says the server does not support what was asked (seed 001's unsupported_value)."""
-    if ex.status is None or not 400 <= ex.status < 500 or ex.status == 429:
-        return None
-    try:
-        error = json.loads(ex.body).get("error")
-    except (ValueError, AttributeError):
-        return None
-    if isinstance(error, dict) and error.get("code") in REFUSAL_CODES:
-        return f"refused: {ex.status} {error['code']}"
-    return None
+    error = _refusal(ex)
+    return f"refused: {ex.status} {error['code']}" if error is not None else None
 
 
 TIMELINE_POINTS = 120
