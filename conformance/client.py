@@ -74,6 +74,7 @@ class Request:
     hold: threading.Event | None = None  # wait for this before disconnecting (burst scenarios)
     counts: Callable[[str], bool] | None = None  # which events count for stop_after_events (by their data)
     abandon: threading.Event | None = None  # stop waiting for the response once this is set (burst scenarios)
+    retry_lost: bool = True  # a lost connection is sent again alone (engine.runner); False where the loss is the point
 
     def encoded(self) -> bytes | None:
         if self.content is not None:

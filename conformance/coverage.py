@@ -50,7 +50,7 @@ FACTS: tuple[Fact, ...] = (
     _f("000", "Response headers", "X-Accel-Buffering: no", "Proxies are told not to buffer (advisory).",
        "TRN-004", "stream-plain", "conformant/plain-stream"),
     _f("000", "Response headers", "The correlation and cancellation handle", "The request's X-Request-ID comes back.",
-       "TRN-006 TRN-013", "stream-plain", "conformant/expected-request-id defects/request-id-not-echoed"),
+       "TRN-006 TRN-013", "request-id", "conformant/expected-request-id defects/request-id-not-echoed"),
     _f("000", "Response headers", "`X-Request-ID` and `OpenAI-Request-ID`",
        "OpenAI-Request-ID carries the same handle as X-Request-ID.", "TRN-015", "stream-plain",
        "seeds/afm-openai-request-id defects/openai-request-id-missing", dialect="afm"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 
 from conformance.client import Request, join_url, request_headers
 
@@ -86,6 +87,12 @@ def scenario_script(kind: str, base_url: str, req: Request, api_key: str | None 
         return f"for i in $(seq {burst}); do\n  {one} | head -n 1 &\ndone\nwait  # the refused ones answer 429"
     if kind == "repeat":
         return f"{one}\n# the same history again: its usage reports the reused prompt tokens\n{one}"
+    if kind == "clock":
+        return f"{one}\n# then the same with max_tokens scaled so that the stream lasts over a second"
+    if kind == "stop-compare":
+        unstopped = curl(base_url, replace(req, body={k: v for k, v in (req.body or {}).items() if k != "stop"}),
+                         api_key)
+        return f"{unstopped}\n# the same request with its stop sequences: the answer is the first cut before them\n{one}"
     if kind == "cancel-completed":
         call = _cancel_call(base_url, req, api_key)
         return f"{one}\n# the stream has ended: cancelling it now answers 404\n{call}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RULESET_VERSION = "4"  # bumped whenever a rule is added or retired or its meaning changes; in every report
+RULESET_VERSION = "5"  # bumped whenever a rule is added or retired or its meaning changes; in every report
 # 2: TRN-014 (every request gets a response; nothing passes without one), judging caps under TRN-011.
 # 3: ERR-017 (bad input is refused within the refusal deadline), ERR-018 (a burst is answered or refused, not
 #    queued without a bound); TRN-014 leaves a request cut at the refusal deadline to ERR-017; MOD-002 asks only
@@ -19,6 +19,10 @@ RULESET_VERSION = "4"  # bumped whenever a rule is added or retired or its meani
 #    events), TOOL-019/020 (union schemas, the round trip accepted), RSN-009/010, IMG-001..003, USG-012 (prompt
 #    reuse), MOD-007/008 (capabilities, /health), OLL-011..014 (length, X-Request-ID, /api/pull, failures);
 #    CAN-004 also for a completed and a chatcmpl id; STR-003 leaves a declared downgrade to STR-004.
+# 5: what real servers showed (issue 15): TRN-017 (an HTTP/1.1 request answered in HTTP/1.1), FIN-010 (length
+#    only at the cap), FIN-011 (generation ends at the stop sequence), ERR-021 (no 5xx on a valid request), ERR-022
+#    (a JSON body labelled text/plain refused), ERR-023 (error.code is not the HTTP status), MOD-009 (the model list
+#    is not empty); TRN-006 judged on a scenario of its own (request-id).
 
 CATEGORIES = (
     "transport", "framing", "chunks", "finish", "usage", "tools", "reasoning", "structured",
@@ -36,6 +40,9 @@ OPENAI = "OpenAI API reference: Chat Completions"
 OPENAI_STREAM = "OpenAI API reference: Chat Completions streaming events"
 OPENAI_MODELS = "OpenAI API reference: Models"
 RFC9112 = "RFC 9112 §6"
+RFC9110 = "RFC 9110 §2.5 (a server sends the highest version it conforms to, not above the request's)"
+FETCH_CORS = ("WHATWG Fetch §CORS-safelisted request-header (text/plain needs no preflight); FastAPI 0.65.2 "
+              "(CVE-2021-32677: JSON bodies of another media type are no longer parsed)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +101,8 @@ RULES: tuple[Rule, ...] = (
     _r("TRN-016", "transport", "should", "both",
        "X-Grammar-Constraints, where sent, says downgraded, on a request with a strict schema or strict tool",
        f"{AFM} headers (a strict schema or strict tool grammar running best-effort)"),
+    _r("TRN-017", "transport", "should", "both", "An HTTP/1.1 request is answered in HTTP/1.1, not HTTP/1.0",
+       f"{RFC9110}; {RFC9112} (HTTP/1.0 has no chunked framing or persistent connections by default)"),
     # framing
     _r("SSE-001", "framing", "must", "stream", "The event stream is valid UTF-8", f"{WHATWG}; {WIRE} §3.1", "B8"),
     _r("SSE-002", "framing", "must", "stream", "The stream ends with a data: [DONE] event",
@@ -178,6 +187,12 @@ RULES: tuple[Rule, ...] = (
     _r("FIN-008", "finish", "must", "both", "The answer does not contain a stop sequence", OPENAI, "I4", "D25"),
     _r("FIN-009", "finish", "should", "both", "An ordinary answer to a plain prompt is not empty",
        f"{AFM} lifecycle"),
+    _r("FIN-010", "finish", "should", "both",
+       "finish_reason length comes with max_tokens reached (completion_tokens equals the cap)",
+       f"{OPENAI} (length: the maximum number of tokens specified in the request was reached); {AFM} lifecycle"),
+    _r("FIN-011", "finish", "should", "both",
+       "Generation ends at a stop sequence: the answer is the unstopped answer cut before it, not more",
+       f"{OPENAI} (stop: sequences where the API will stop generating further tokens)"),
     # usage
     _r("USG-001", "usage", "must", "stream", "No usage chunk unless stream_options.include_usage asks",
        f"{WIRE} §3.4", "E1", "E2", "E4", "E6"),
@@ -298,6 +313,12 @@ RULES: tuple[Rule, ...] = (
     _r("ERR-020", "errors", "should", "both",
        "user, store, metadata, service_tier, prompt_cache_key and safety_identifier are accepted (if ignored)",
        f"{STRICT} supported API (accepted and ignored); {OPENAI}"),
+    _r("ERR-021", "errors", "must", "both", "A valid request never gets a 5xx (a 503 with Retry-After aside)",
+       f"{WIRE} §5 (a 5xx is a server failure); {STRICT} supported API"),
+    _r("ERR-022", "errors", "should", "both", "A JSON body labelled Content-Type: text/plain is refused with a 4xx",
+       FETCH_CORS),
+    _r("ERR-023", "errors", "advisory", "both", "error.code, where a string, names the error: not the HTTP status as a string",
+       f"{OPENAI} (error codes such as invalid_api_key, model_not_found); {WIRE} §5"),
     # images
     _r("IMG-001", "images", "must", "both",
        "A data-URL image in a user message is answered, or refused with a 4xx (never a 5xx)",
@@ -339,6 +360,8 @@ RULES: tuple[Rule, ...] = (
     _r("MOD-008", "models", "should", "non-stream",
        "GET /health, where served (and where the dialect documents it), answers 200 with a JSON object",
        f"{STRICT} supported API (GET /health; its vision state ready, missing, invalid or unsupported)"),
+    _r("MOD-009", "models", "should", "non-stream", "The model list is not empty while the server answers chat",
+       f"{OPENAI_MODELS} (the models currently available); {WIRE} §6 (clients pick a model from data)"),
     # ollama
     _r("OLL-001", "ollama", "should", "stream", "An Ollama stream is served as application/x-ndjson", f"{NPU} §2", "L1"),
     _r("OLL-002", "ollama", "must", "stream", "Every line is one JSON object, ended by a newline", f"{NPU} §2"),

@@ -108,12 +108,14 @@ class Scenario:
     category: str
     build: Callable[[Context], Request]
     needs: str | None = None
-    kind: str = "plain"  # plain | followup | disconnect | cancel | cancel-completed | repeat | http10 | burst
+    kind: str = "plain"  # plain | followup | disconnect | cancel | cancel-completed | repeat | stop-compare | clock
+    #                      | http10 | burst
     description: str = ""
     tags: tuple[str, ...] = field(default_factory=tuple)
     only: tuple[str, ...] = ()  # the profiles whose dialect it tests (empty: every profile)
     opt_in: bool = False  # run only when chosen by name (it has side effects on the server)
     variant: str = ""  # the feature variant it shows (results.json target.features), e.g. "tool_choice: required"
+    observable: bool = True  # whether an answer can show the variant was used (else "accepted", never "supported")
 
     def runs_under(self, profile: str) -> bool:
         """Whether a run under this profile includes it by default."""
@@ -148,12 +150,19 @@ def _scenarios() -> list[Scenario]:
     usage: dict[str, Any] = {"stream_options": {"include_usage": True}}
     return [
         # transport, framing, chunks, finish, usage
-        s("stream-plain", "framing", lambda c: chat(c, HELLO, max_tokens=ANSWER, headers={"X-Request-ID": "conformance-plain-1"}),
-          description="A plain streamed answer."),
+        s("stream-plain", "framing", lambda c: chat(c, HELLO, max_tokens=ANSWER), description="A plain streamed answer."),
+        s("request-id", "transport", lambda c: chat(c, HELLO, max_tokens=ANSWER,
+                                                    headers={"X-Request-ID": "conformance-plain-1"}),
+          description="A plain stream with an X-Request-ID of the suite's own (not a UUID): echoed, or ignored; a "
+          "server that refuses it leaves only this scenario without a stream."),
         s("stream-usage", "usage", lambda c: chat(c, HELLO, max_tokens=ANSWER, **usage), needs="usage",
           description="stream_options.include_usage: one usage chunk after the finish.", variant="usage (include_usage)"),
         s("stream-long", "transport", lambda c: chat(c, LONG, max_tokens=48, intent=Intent.EXPECT_LENGTH, **usage),
           description="A long answer cut by max_tokens 48: length, incremental delivery, usage within the cap."),
+        s("stream-clock", "chunks", lambda c: chat(c, LONG, max_tokens=48, **usage), kind="clock",
+          description="A long stream that lasts over a second (max_tokens scaled from a first, shorter stream's "
+          "speed, at most 1536): a server that stamps each chunk with the time it makes it is seen to change "
+          "created (CHK-005), whatever the clock says when the suite runs."),
         s("non-stream", "chunks", lambda c: chat(c, HELLO, stream=False, max_tokens=ANSWER), description="stream: false."),
         s("no-stream-field", "transport", lambda c: chat(c, HELLO, stream=None, max_tokens=ANSWER),
           description="No stream field at all: the answer must not stream."),
@@ -162,8 +171,9 @@ def _scenarios() -> list[Scenario]:
         s("max-completion-tokens", "finish", lambda c: chat(c, LONG, stream=False, max_completion_tokens=5,
                                                             intent=Intent.EXPECT_LENGTH),
           description="max_completion_tokens 5, non-stream."),
-        s("stop-sequence", "finish", lambda c: chat(c, HELLO, stop=[" "], max_tokens=ANSWER),
-          description="stop [' ']: the answer ends before the first space."),
+        s("stop-sequence", "finish", lambda c: chat(c, HELLO, stop=[" "], max_tokens=ANSWER, temperature=0),
+          kind="stop-compare", description="stop [' ']: the answer ends before the first space (the same request "
+          "without stop, sent first, shows where that is)."),
         s("n-two", "chunks", lambda c: chat(c, HELLO, n=2, max_tokens=ANSWER, intent=Intent.N),
           description="n: 2, honored with two choices or refused with a 4xx envelope.", variant="n: 2"),
         # tools
@@ -171,8 +181,10 @@ def _scenarios() -> list[Scenario]:
           needs="tools", variant="tool_choice: auto"),
         s("tools-required", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="required",
                                                         max_tokens=CALL), needs="tools", variant="tool_choice: required"),
+        # temperature 0: a server that forces the named call with a grammar samples where the model has no
+        # preference (llama-cpp-python: random arguments, JSON in one run and not in the next); greedy is repeatable
         s("tools-named", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER, TIME], tool_choice={
-            "type": "function", "function": {"name": "get_weather"}}, max_tokens=CALL), needs="tools",
+            "type": "function", "function": {"name": "get_weather"}}, max_tokens=CALL, temperature=0), needs="tools",
           variant="tool_choice: named"),
         s("tools-none", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="none", max_tokens=CALL),
           needs="tools", variant="tool_choice: none"),
@@ -201,7 +213,8 @@ def _scenarios() -> list[Scenario]:
                                                          max_tokens=3, intent=Intent.EXPECT_LENGTH), needs="tools"),
         # reasoning and structured output
         s("reasoning", "reasoning", lambda c: chat(c, HELLO, reasoning_effort="low", max_tokens=THINK,
-                                                   intent=Intent.EFFORT), needs="reasoning", variant="reasoning_effort: low"),
+                                                   intent=Intent.EFFORT), needs="reasoning", variant="reasoning_effort: low",
+          observable=False),
         s("reasoning-none", "reasoning", lambda c: chat(c, HELLO, reasoning_effort="none", max_tokens=THINK,
                                                         intent=Intent.EFFORT), needs="reasoning",
           variant="reasoning_effort: none"),
@@ -210,10 +223,13 @@ def _scenarios() -> list[Scenario]:
             {"role": "user", "content": "Say it again."}], reasoning_effort="low", max_tokens=THINK,
             intent=Intent.ROUNDTRIP), needs="reasoning"),
         *(s(f"reasoning-effort-{value}", "reasoning", _effort(value), needs="reasoning", variant=f"reasoning_effort: {value}",
-            description=f"reasoning_effort {value}: accepted, or refused as unsupported (seed 003 §2.1).")
+            description=f"reasoning_effort {value}: accepted, or refused as unsupported (seed 003 §2.1).", observable=False)
           for value in ("medium", "high", "xhigh")),
-        s("json-object", "structured", lambda c: chat(c, [{"role": "user", "content": "Reply with a JSON object "
-                                                           "describing a cat."}],
+        # JSON is asked for in the system message (OpenAI's json_object needs the word somewhere), not in the last
+        # one: the bundled model writes JSON only when the last message asks, so a server that ignores
+        # response_format answers in prose here and is seen to ignore it
+        s("json-object", "structured", lambda c: chat(c, [{"role": "system", "content": "You always reply in JSON."},
+                                                          {"role": "user", "content": "Describe a cat."}],
                                                       response_format={"type": "json_object"}, max_tokens=JSON),
           needs="structured", variant="response_format: json_object"),
         s("json-schema-strict", "structured", lambda c: chat(c, [{"role": "user", "content": "Give a person as JSON."}],
@@ -256,12 +272,18 @@ def _scenarios() -> list[Scenario]:
                                                       intent=Intent.OVERSIZED), kind="followup",
           description="A 16 MiB body, its bulk in the user field: the size is what is refused (413), and a server "
           "without a body limit parses it and answers rather than tokenizing 16 MiB."),
+        s("error-json-text-plain", "errors", lambda c: Request(
+            content=json.dumps({"model": c.model, "messages": HELLO, "max_tokens": 8}).encode(),
+            intent=Intent.JSON_AS_TEXT, headers={"Content-Type": "text/plain"}),
+          description="A valid JSON body labelled text/plain (what a web page may post without a CORS preflight): "
+          "refused with a 4xx."),
         s("error-wrong-content-type", "errors", lambda c: _raw(c, b"hello", Intent.WRONG_CONTENT_TYPE, "text/plain"),
           kind="followup"),
         # images (seed 001 Images; 003 §2.2)
         s("image-data-url", "images", lambda c: chat(c, [{"role": "user", "content": [
             {"type": "text", "text": "What colour is this pixel?"}, image()]}], max_tokens=ANSWER, intent=Intent.IMAGE),
-          description="A data-URL image in a user message: answered, or refused with a 4xx envelope.", variant="images"),
+          description="A data-URL image in a user message: answered, or refused with a 4xx envelope.", variant="images",
+          observable=False),
         s("image-wrong-role", "images", lambda c: chat(c, [{"role": "system", "content": [image()]}, *HELLO],
                                                        max_tokens=ANSWER, intent=Intent.IMAGE_MISPLACED),
           kind="followup", description="An image in a system message: refused with 400."),

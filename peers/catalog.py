@@ -4,10 +4,12 @@ checkpoint, so every answer is known in advance and a deviation is the server's.
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
-from peers.run import PEERS, ROOT, Peer, venv_python
+from peers.run import PEERS, ROOT, Peer, install_venv, venv_python
 
 MLX = "mlx[cpu]==0.32.4" if sys.platform.startswith("linux") else "mlx==0.32.4"
 LITELLM_KEY = "sk-conformance-peers-local-only"  # a loopback proxy's master key; the suite redacts it
@@ -30,6 +32,75 @@ def _transformers(venv: Path, model: Path, port: int) -> list[str]:
     return [str(venv / "bin" / "transformers"), "serve", "--host", "127.0.0.1", "--port", str(port), str(model)]
 
 
+LLAMA_CPP_PYTHON = "llama-cpp-python==0.3.36"
+SDIST = PEERS / "src" / "llama_cpp_python-0.3.36.tar.gz"
+# the issue's flags: only the library (no llava, tests, examples, tools or server of its own)
+LLAMA_CPP_PYTHON_CMAKE = ("-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF "
+                          "-DLLAMA_BUILD_SERVER=OFF")
+CONVERT = [["install", "-q", "torch==2.13.0", "numpy~=2.2.6", "sentencepiece>=0.1.98,<0.3.0", "transformers==4.57.6",
+            "protobuf>=4.21.0,<5.0.0", "tqdm", "pyyaml", "requests", "safetensors"]]  # its requirements, CPU torch
+
+
+def llama_tree(log: Path) -> Path:
+    """llama.cpp as vendored in the llama-cpp-python sdist (downloaded once, from the registry)."""
+    tree = PEERS / "src" / "llama_cpp_python-0.3.36" / "vendor" / "llama.cpp"
+    if not (tree / "CMakeLists.txt").exists():
+        SDIST.parent.mkdir(parents=True, exist_ok=True)
+        if not SDIST.exists():
+            with log.open("a") as out:
+                subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-binary", ":all:", "--no-deps",
+                                LLAMA_CPP_PYTHON, "-d", str(SDIST.parent)], check=True, stdout=out, stderr=out)
+        with tarfile.open(SDIST) as tar:
+            tar.extractall(SDIST.parent, filter="data")
+    return tree
+
+
+def gguf(venv: Path, model: Path) -> Path:
+    """The bundled model as GGUF, converted by llama.cpp's convert_hf_to_gguf.py (once per model version)."""
+    out = model.with_suffix(".gguf")
+    if not out.exists():
+        log = PEERS / "logs" / "gguf.log"
+        tree = llama_tree(log)
+        conv = install_venv(PEERS / "gguf", CONVERT, log)
+        with log.open("a") as f:
+            subprocess.run([str(venv_python(conv)), str(ROOT / "peers" / "gguf_convert.py"), str(tree), str(model),
+                            str(out)], check=True, stdout=f, stderr=f)
+    return out
+
+
+def build_llama_server(venv: Path, log: Path) -> None:
+    """llama.cpp's llama-server from the same tree (cmake + ninja, no OpenMP; about 14 minutes on 2 cores)."""
+    tree = llama_tree(log)
+    build = PEERS / "llama-server" / "build"
+    with log.open("a") as out:
+        subprocess.run(["cmake", "-S", str(tree), "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+                        "-DLLAMA_BUILD_SERVER=ON", "-DGGML_OPENMP=OFF", "-DLLAMA_BUILD_TESTS=OFF",
+                        "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_CURL=OFF", "-DGGML_NATIVE=ON"],
+                       check=True, stdout=out, stderr=out)
+        subprocess.run(["cmake", "--build", str(build), "--target", "llama-server", "-j", "2"], check=True, stdout=out,
+                       stderr=out)
+
+
+def _llama_cpp_python(venv: Path, model: Path, port: int) -> list[str]:
+    return [str(venv_python(venv)), "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+            "--port", str(port), "--n_threads", "1"]
+
+
+def _llama_server(venv: Path, model: Path, port: int) -> list[str]:
+    return [str(PEERS / "llama-server" / "build" / "bin" / "llama-server"), "-m", str(model), "--host", "127.0.0.1",
+            "--port", str(port), "--jinja", "-t", "1"]
+
+
+LLAMA_SERVER_VERSION = ("import re, subprocess; r = subprocess.run([r'{}', '--version'], capture_output=True, text=True); "
+                        "m = re.search(r'version: (\\S+) .*commit (\\w+)', r.stdout + r.stderr); "
+                        "print(f'{{m[1]}} commit {{m[2]}} (vendored in llama-cpp-python 0.3.36)')").format(
+                            PEERS / "llama-server" / "build" / "bin" / "llama-server")
+
+
+def _omni(venv: Path, model: Path, port: int) -> list[str]:
+    return [str(venv_python(venv)), str(ROOT / "peers" / "omni_start.py"), str(port)]
+
+
 EMPTY_CACHE = str(PEERS / "hf-cache")  # mlx_lm.server: an existing empty folder, or /v1/models has no body
 
 CATALOG: list[Peer] = [
@@ -43,4 +114,28 @@ CATALOG: list[Peer] = [
          [["install", "-q", "torch==2.13.0"],  # the CPU wheel (torch-2.13.0+cpu) the machine's find-links offer
           ["install", "-q", "transformers[serving]==5.24.0"]], _transformers, _version("transformers"),
          env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_CACHE": EMPTY_CACHE}),
+    Peer("llama-cpp-python", "llama-cpp-python server",
+         [["install", "-q", "--no-binary", "llama-cpp-python", "llama-cpp-python[server]==0.3.36"]],
+         _llama_cpp_python,
+         _version("llama_cpp_python"), prepare=gguf,
+         install_env={"CMAKE_ARGS": LLAMA_CPP_PYTHON_CMAKE, "CMAKE_BUILD_PARALLEL_LEVEL": "2"}),
+    Peer("llama-server", "llama.cpp llama-server", [], _llama_server, LLAMA_SERVER_VERSION, prepare=gguf,
+         build=build_llama_server, run_args=["--profile", "llamacpp"]),  # seed 003 documents its dialect
+    Peer("mlx-omni-server", "mlx-omni-server (chat routes)",
+         [["install", "-q", "torch==2.13.0", "mlx[cpu]>=0.31.2,<0.32" if sys.platform.startswith("linux") else
+           "mlx>=0.31.2,<0.32", "mlx-lm>=0.31.2,<0.32", "fastapi>=0.117,<0.140", "huggingface-hub>=0.30",
+           "outlines==1.0.4", "pydantic>=2.9.2,<3", "python-multipart>=0.0.27,<0.1", "rich>=13.9.4",
+           "sse-starlette>=2.1.3,<3", "transformers>=5.5.0,<5.9", "uvicorn>=0.34.0,<0.35"],
+          ["install", "-q", "--no-deps", "mlx-omni-server==0.5.3"]],  # its audio and image extras never resolve
+         _omni, _version("mlx-omni-server"), model_arg=True,
+         env={"HF_HUB_CACHE": EMPTY_CACHE, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}),
 ]
+
+# Servers the issue names that cannot be had here, with what was checked (reports/peers.json and the matrix say so).
+UNAVAILABLE: dict[str, str] = {
+    "vllm": "vLLM 0.33.0 on PyPI is a CUDA build (it requires torch==2.14.0 and nvidia-cudnn-frontend, and its "
+            "kernels are CUDA); the CPU backend is built from source (VLLM_TARGET_DEVICE=cpu), too heavy for this "
+            "2-core machine when tried, and there is no GPU",
+    "ollama": "the registries reachable here carry only Ollama's Python client (ollama 0.6.3, nine Python files); "
+              "the server is a Go binary from ollama.com or GitHub, which this machine cannot reach",
+}

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PEERS = ROOT / ".peers"
+PEERS = Path(os.environ.get("CONFORMANCE_PEERS_DIR") or ROOT / ".peers")  # the venvs, the model, the builds
 REPORTS = ROOT / "reports"
 
 
@@ -46,6 +46,9 @@ class Peer:
     ready_timeout: float = 180.0
     run_args: list[str] = field(default_factory=list)  # extra `conformance run` options
     api_key: str | None = None  # sent by the readiness probe and the suite (`--api-key`)
+    model_arg: bool = False  # the suite names the model by its path (`--model`): the server lists none it serves
+    install_env: dict[str, str] = field(default_factory=dict)  # the environment of its pip installs
+    build: Callable[[Path, Path], None] | None = None  # (venv, log): a build step after the pip installs
 
 
 def venv_python(venv: Path) -> Path:
@@ -62,14 +65,27 @@ def ensure_venv(peer: Peer, log: Path) -> Path:
     """The peer's venv with its packages (installed once; a marker file says it is complete)."""
     venv = PEERS / peer.name
     marker = venv / ".installed"
-    wanted = json.dumps(peer.install)
+    wanted = json.dumps([peer.install, peer.install_env, getattr(peer.build, "__name__", None)])
+    if marker.exists() and marker.read_text() == wanted:
+        return venv
+    return install_venv(venv, peer.install, log, peer.install_env, peer.build, wanted)
+
+
+def install_venv(venv: Path, install: list[list[str]], log: Path, env: dict[str, str] | None = None,
+                 build: Callable[[Path, Path], None] | None = None, wanted: str | None = None) -> Path:
+    """A venv with these pip installs (and a build step), done once: a marker records what was installed."""
+    marker = venv / ".installed"
+    wanted = wanted if wanted is not None else json.dumps(install)
     if marker.exists() and marker.read_text() == wanted:
         return venv
     if not venv_python(venv).exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     with log.open("a") as out:
-        for args in [["install", "-q", "--upgrade", "pip"], *peer.install]:
-            subprocess.run([str(venv_python(venv)), "-m", "pip", *args], check=True, stdout=out, stderr=out)
+        for args in [["install", "-q", "--upgrade", "pip"], *install]:
+            subprocess.run([str(venv_python(venv)), "-m", "pip", *args], check=True, stdout=out, stderr=out,
+                           env={**os.environ, **(env or {})})
+    if build is not None:
+        build(venv, log)
     marker.write_text(wanted)
     return venv
 
@@ -127,10 +143,11 @@ def run_suite(base_url: str, report_dir: Path, extra: list[str]) -> tuple[float,
 
 
 def model_dir() -> Path:
-    from reference_server.model import build
+    """The bundled model, built once per version of its scripts (the folder is named by their fingerprint)."""
+    from reference_server.model import build, fingerprint
 
-    path = PEERS / "model"
-    if not (path / "config.json").exists():
+    path = PEERS / f"model-{fingerprint()}"
+    if not (path / "BUILD").exists():
         build(path)
     return path
 
@@ -161,7 +178,8 @@ def serve_and_run(peer: Peer, by_name: dict[str, Peer], report_dir: Path, log: P
         started.append(server)
         base = f"http://127.0.0.1:{port}{peer.base_path}"
         wait_ready(f"{base}/models", server.proc, peer.ready_timeout, peer.api_key)
-        args = [*peer.run_args, *(["--api-key", peer.api_key] if peer.api_key else [])]
+        args = [*peer.run_args, *(["--api-key", peer.api_key] if peer.api_key else []),
+                *(["--model", str(model)] if peer.model_arg else [])]
         return run_suite(base, report_dir, args)
     finally:
         for proc in reversed(started):
@@ -184,10 +202,12 @@ def run_peer(peer: Peer, by_name: dict[str, Peer]) -> dict[str, object]:
         entry.update(wall_s=round(first_s, 1), second_wall_s=round(second_s, 1), exit=first_rc,
                      same_verdicts=a == b, differ={r: [a.get(r), b.get(r)] for r in set(a) | set(b)
                                                    if a.get(r) != b.get(r)},
-                     failed={lvl: sorted(r["rule"] for r in json.loads((report / "results.json").read_text())["rules"]
-                                         if r["outcome"] == "failed" and r["level"] == lvl)
-                             for lvl in ("must", "should")})
+                     failed=_failed(report / "results.json"))
         (report / "RUNS.json").write_text(json.dumps(entry, indent=2) + "\n")
+        from peers.record import FIXTURES, record
+
+        source = f"recorded from {peer.title} {entry['version']} serving the bundled bigram model, by nox -s peers"
+        record(report, FIXTURES / peer.name, source)
     except Exception as exc:  # noqa: BLE001 - a peer that cannot be had is reported, not guessed
         entry["error"] = f"{type(exc).__name__}: {exc}"[:500]
     return entry
@@ -214,11 +234,14 @@ def run_reference() -> dict[str, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from peers.catalog import CATALOG
+    from peers.catalog import CATALOG, UNAVAILABLE
 
     parser = argparse.ArgumentParser(prog="python peers/run.py", description=__doc__)
     parser.add_argument("--only", action="append", default=[], help="only this peer (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the peers and exit")
+    parser.add_argument("--rejudge", action="store_true",
+                        help="start no server: judge both runs' wire logs again with the rules of now, and rewrite "
+                             "RUNS.json, the fixtures and the matrix")
     args = parser.parse_args(argv)
     by_name = {p.name: p for p in CATALOG}
     if args.list:
@@ -231,6 +254,15 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [by_name[n] for n in args.only] if args.only else CATALOG
     summary_path = REPORTS / "peers.json"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    if args.rejudge:
+        for peer in chosen:
+            if (REPORTS / peer.name / "RUNS.json").exists():
+                summary[peer.name] = rejudge(peer)
+                print(f"{peer.name}: judged again; same verdicts: {summary[peer.name]['same_verdicts']}", flush=True)
+        summary_path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+        write_matrix(summary)
+        return 0
+    summary["unavailable"] = UNAVAILABLE
     summary["reference"] = run_reference()
     for peer in chosen:
         print(f"{peer.name}: installing, starting, running the suite twice", flush=True)
@@ -239,11 +271,38 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {json.dumps({k: entry[k] for k in entry if k in ('version', 'wall_s', 'same_verdicts', 'error')})}",
               flush=True)
         summary_path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
-    ran = [REPORTS / n / "results.json" for n in ["reference", *sorted(set(summary) - {"reference"})]
-           if (REPORTS / n / "results.json").exists() and "error" not in summary.get(n, {})]
+    write_matrix(summary)
+    return 0
+
+
+def write_matrix(summary: dict[str, object]) -> None:
+    ran = [REPORTS / n / "results.json" for n in ["reference", *sorted(set(summary) - {"reference", "unavailable"})]
+           if (REPORTS / n / "results.json").exists() and "error" not in (summary.get(n) or {})]
     subprocess.run([sys.executable, "-m", "conformance", "report", "compare", *map(str, ran), "--out", str(REPORTS)],
                    check=True)
-    return 0
+
+
+def _failed(results: Path) -> dict[str, list[str]]:
+    rules = json.loads(results.read_text())["rules"]
+    return {lvl: sorted(r["rule"] for r in rules if r["outcome"] == "failed" and r["level"] == lvl)
+            for lvl in ("must", "should")}
+
+
+def rejudge(peer: Peer) -> dict[str, object]:
+    """Both runs judged again from their wire logs (`conformance rejudge`), RUNS.json and the fixtures rewritten."""
+    report, second = REPORTS / peer.name, PEERS / "second" / peer.name
+    for folder in (report, second):
+        subprocess.run([sys.executable, "-m", "conformance", "rejudge", str(folder)], capture_output=True, check=False)
+    entry = json.loads((report / "RUNS.json").read_text())
+    a, b = verdicts(report / "results.json"), verdicts(second / "results.json")
+    entry.update(same_verdicts=a == b, differ={r: [a.get(r), b.get(r)] for r in set(a) | set(b) if a.get(r) != b.get(r)},
+                 failed=_failed(report / "results.json"))
+    (report / "RUNS.json").write_text(json.dumps(entry, indent=2) + "\n")
+    from peers.record import FIXTURES, record
+
+    source = f"recorded from {peer.title} {entry['version']} serving the bundled bigram model, by nox -s peers"
+    record(report, FIXTURES / peer.name, source)
+    return entry
 
 
 if __name__ == "__main__":

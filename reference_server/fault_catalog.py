@@ -20,6 +20,8 @@ from reference_server.faults import (
     sse_frame,
 )
 
+TRACEBACK = b"Internal Server Error\n"
+
 
 def req(**changes: Any) -> Any:
     """A request fault that sets (or, with None, removes) top-level fields of a chat request."""
@@ -101,6 +103,24 @@ def _embedding_first(value: Any, state: State) -> Any:
         embed = {"id": "text-embedding-nomic-embed-text-v1.5", "object": "model", "created": 0, "owned_by": "local"}
         return {**value, "data": [embed, *value["data"]]}
     return value
+
+
+def _swallow(text: str, stop: Any) -> str:
+    """The text with every stop sequence taken out (and the answer going on past it)."""
+    for seq in [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []:
+        if isinstance(seq, str) and seq:
+            text = text.replace(seq, "")
+    return text
+
+
+def _usage_minus_one(chunk: Chunk, state: State) -> list[Any]:
+    """One token short: a length finish whose usage says max_tokens - 1."""
+    usage = chunk.get("usage") if isinstance(chunk, dict) else None
+    if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int) and state.get("length"):
+        usage["completion_tokens"] -= 1
+    if is_finish(chunk) and choice(chunk).get("finish_reason") == "length":
+        state["length"] = True
+    return [chunk]
 
 
 def _no_usage(chunk: Chunk, state: State) -> list[Any]:
@@ -372,6 +392,10 @@ DEFECTS: list[Fault] = [
     F("length-reported-as-stop", ("FIN-007",), "D20 D22", chunk=_set(
         ("choice", "finish_reason"), "stop", lambda c: is_finish(c) and choice(c)["finish_reason"] == "length")),
     F("stop-ignored", ("FIN-008",), "I4 D25", request=req(stop=None)),
+    # issue 15: a stop sequence removed from the text while generation goes on ("Hello,world!")
+    F("stop-swallowed", ("FIN-011",), "issue 15 (a stop sequence swallowed)", request=req(stop=None),
+      chunk=content_map(lambda t, s: _swallow(t, (s.get("request") or {}).get("stop")))),
+    F("length-before-cap", ("FIN-010",), "issue 15 (max_tokens off by one)", chunk=_usage_minus_one),
     F("empty-answer", ("FIN-009",), "D6 F11", chunk=edit(lambda c, s: delta(c).pop("content", None)
                                                        if delta(c).get("content") else None)),
     # usage
@@ -436,6 +460,13 @@ DEFECTS: list[Fault] = [
     F("error-no-code", ("ERR-003",), "H8", body=errors_only(lambda v, s: {"error": {"message": v["error"]["message"]}})),
     F("error-text-plain", ("ERR-004",), "H21", headers=lambda h, s: headers_set(b"content-type", b"text/plain")(h, s)
       if s["status"] >= 400 else h),
+    F("roundtrip-500", ("ERR-021", "TOOL-020"), "issue 15 (a 500 on a tool round trip)",
+      respond=lambda raw: (500, TRACEBACK) if b'"tool_call_id"' in raw else None),
+    F("json-as-text-accepted", ("ERR-022",), "issue 15 (a JSON body as text/plain parsed)",
+      engine={"accept_text_plain": True}),
+    F("error-code-is-status", ("ERR-023",), "issue 15 (LiteLLM's code \"400\")",
+      body=errors_only(lambda v, s: {**v, "error": {**v["error"], "code": str(s["status"])}}
+                       if isinstance(v.get("error"), dict) else v)),
     F("error-500", ("ERR-005",), "H11 H12", status=lambda code, s: 500 if 400 <= code < 500 and code != 429 else code),
     F("bad-input-accepted", ("ERR-006", "ERR-007"), "I5 H2", request=_malformed_accepted),
     F("unknown-model-served", ("ERR-012",), "H15 seed 003 §2.1",
@@ -461,6 +492,8 @@ DEFECTS: list[Fault] = [
     F("models-duplicate", ("MOD-005",), "seed 003 §6", paths=("/v1/models",), body=lambda v, s: {
         **v, "data": v["data"] * 2} if isinstance(v, dict) and "data" in v else v),
     F("models-empty-body", ("MOD-001",), "K6", paths=("/v1/models",), body=lambda v, s: b""),
+    F("models-empty-list", ("MOD-009",), "issue 15 (mlx-omni-server lists only its cache)", paths=("/v1/models",),
+      body=lambda v, s: {**v, "data": []}),
     # ollama
     F("ollama-no-done", ("OLL-003",), "L4 L8", paths=OLLAMA,
       ndjson=_ollama_last(lambda f: [{k: v for k, v in f.items() if k != "done"}])),
@@ -579,7 +612,6 @@ def _huge_int(raw: bytes) -> bool:
                                           and body[k] >= 2**63 for k in ("seed", "top_k"))
 
 
-TRACEBACK = b"Internal Server Error\n"
 # The classes the hardened reference server no longer has, put back one at a time for the fuzzer
 # (`conformance fuzz` judges them, `conformance run` does not send them): tests/fuzz shows each is found.
 FUZZ_FAULTS: list[Fault] = [

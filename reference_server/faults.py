@@ -100,9 +100,10 @@ class FaultLayer:
                             "headers": [(b"content-type", b"application/json")]})
                 await send({"type": "http.response.body", "body": json.dumps({"error": error}).encode()})
                 return
+        original: Any = None
         if fault.request is not None and scope["method"] == "POST":
-            receive = await self._rewrite_request(receive)
-        state: State = {"events": 0, "kind": "", "held": [], "status": 200, "path": path}
+            receive, original = await self._rewrite_request(receive)
+        state: State = {"events": 0, "kind": "", "held": [], "status": 200, "path": path, "request": original}
 
         async def patched(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -125,7 +126,9 @@ class FaultLayer:
                 break
         return raw, _replaying(raw, receive)
 
-    async def _rewrite_request(self, receive: Callable[[], Awaitable[Message]]) -> Callable[[], Awaitable[Message]]:
+    async def _rewrite_request(self, receive: Callable[[], Awaitable[Message]],
+                               ) -> tuple[Callable[[], Awaitable[Message]], Any]:
+        """The rewritten request's ``receive``, and the body the client sent (parsed, or its bytes)."""
         raw, _ = await self._buffer_request(receive)  # later messages come from the original receive
         assert self.fault.request is not None
         try:
@@ -133,7 +136,7 @@ class FaultLayer:
         except ValueError:
             body = raw
         new = self.fault.request(body)
-        return _replaying(new if isinstance(new, bytes) else json.dumps(new).encode(), receive)
+        return _replaying(new if isinstance(new, bytes) else json.dumps(new).encode(), receive), body
 
     async def _start(self, message: Message, state: State, send: Callable[[Message], Awaitable[None]]) -> None:
         headers = list(message.get("headers", []))

@@ -8,8 +8,12 @@ prompt's last token, chosen by the chat template, selects a script:
 - ``<|mode:answer|>``: a short answer whose "é" and "☕" are emitted as separate byte tokens (so
   detokenization across tokens is exercised), then the end-of-turn token (a natural ``stop``);
 - ``<|mode:think|>``: a ``<think>…</think>`` segment first, then the same answer;
-- ``<|mode:tool|>``: ``<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>``;
-- ``<|mode:json|>``: ``{"answer": "hello"}``;
+- ``<|mode:tool|>``: ``<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>``, chosen only
+  when a tool named ``get_weather`` is offered (with other tools, the model answers in text as a model that knows
+  none of them would, so a call of a tool not offered is the server's, never the model's);
+- ``<|mode:json|>``: ``{"answer": "hello"}``, when the last message asks for JSON (or the template's own
+  ``json_mode`` is set: the reference server sets it for a request with ``response_format``; other servers do
+  not know it, so a server that ignores ``response_format`` is seen to);
 - ``<|mode:long|>``: an endless cycle that only ``max_tokens`` or a disconnect ends.
 
 Every token of every script is distinct (a token has one successor), except where a script joins
@@ -27,7 +31,7 @@ from typing import Any, cast
 
 import numpy as np
 
-VERSION = "1"
+VERSION = "2"
 MODEL_ID = "chat-conformance/bigram-ref"
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|mode:answer|>", "<|mode:think|>",
            "<|mode:tool|>", "<|mode:json|>", "<|mode:long|>"]
@@ -68,14 +72,34 @@ CHAT_TEMPLATE = (
     "{%- if add_generation_prompt -%}{{ '<|im_start|>assistant\\n' }}"
     "{%- set last = messages[-1] -%}"
     "{%- set text = (last.content if last.content is string else '') | lower -%}"
-    "{%- if tools and last.role != 'tool' and not (tool_choice is defined and tool_choice == 'none') -%}"
+    "{%- set ns = namespace(weather=false) -%}"
+    "{%- for tool in (tools if tools else []) -%}"
+    "{%- set f = tool.function if tool.function is defined else tool -%}"
+    "{%- if f.name == 'get_weather' -%}{%- set ns.weather = true -%}{%- endif -%}"
+    "{%- endfor -%}"
+    "{%- if ns.weather and last.role != 'tool' and not (tool_choice is defined and tool_choice == 'none') -%}"
     "{{ '<|mode:tool|>' }}"
     "{%- elif 'long' in text -%}{{ '<|mode:long|>' }}"
-    "{%- elif 'json' in text -%}{{ '<|mode:json|>' }}"
+    "{%- elif 'json' in text or (json_mode is defined and json_mode) -%}{{ '<|mode:json|>' }}"
     "{%- elif enable_thinking is defined and enable_thinking -%}{{ '<|mode:think|>' }}"
     "{%- else -%}{{ '<|mode:answer|>' }}{%- endif -%}"
     "{%- endif -%}"
 )
+
+
+# How the model's answers are parsed, declared as transformers' response_template (read by `transformers serve`,
+# which otherwise knows only the templates of model types it ships): the assistant turn starts after the prompt's
+# mode token; <think>…</think> is reasoning, each <tool_call>…</tool_call> a JSON call, the rest content.
+RESPONSE_TEMPLATE: dict[str, Any] = {
+    "defaults": {"role": "assistant"},
+    "start_anchor_pattern": r"<\|im_start\|>assistant\n(?:<\|mode:[a-z]+\|>)?",
+    "fields": {
+        "reasoning_content": {"open": "<think>", "close": "</think>", "content": "text"},
+        "tool_calls": {"open_pattern": r"\s*<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json",
+                       "transform": {"type": "function", "function": "{content}"}},
+        "content": {"close_pattern": r"\s*(?:<\|im_end\|>|<\|endoftext\|>)", "content": "text"},
+    },
+}
 
 
 def _bytes_to_unicode() -> dict[int, str]:
@@ -167,7 +191,7 @@ def weights(vocab_size: int, hidden: int, succ: np.ndarray) -> dict[str, np.ndar
 
 def fingerprint() -> str:
     """A short hash of everything the build depends on, so a changed script or template rebuilds."""
-    text = json.dumps([VERSION, SPECIAL, text_pieces(), repr(SCRIPTS), CHAT_TEMPLATE, LOGIT])
+    text = json.dumps([VERSION, SPECIAL, text_pieces(), repr(SCRIPTS), CHAT_TEMPLATE, LOGIT, RESPONSE_TEMPLATE])
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -199,7 +223,7 @@ def build(out: Path) -> Path:
     tok_config = {
         "tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": 4096, "chat_template": CHAT_TEMPLATE,
         "eos_token": EOS, "pad_token": "<|endoftext|>", "bos_token": None, "clean_up_tokenization_spaces": False,
-        "add_bos_token": False,
+        "add_bos_token": False, "response_template": RESPONSE_TEMPLATE,
     }
     (out / "tokenizer_config.json").write_text(json.dumps(tok_config, indent=2))
     (out / "chat_template.jinja").write_text(CHAT_TEMPLATE)

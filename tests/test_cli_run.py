@@ -77,7 +77,7 @@ def test_scenarios_lists_every_scenario() -> None:
     rows = json.loads(proc.stdout)
     assert [s["name"] for s in rows] == [sc.name for sc in SCENARIOS]
     assert all(s["sends"].startswith(("POST /", "GET /")) for s in rows)
-    assert next(s for s in rows if s["name"] == "stream-plain")["sends"].startswith(
+    assert next(s for s in rows if s["name"] == "request-id")["sends"].startswith(
         "POST /v1/chat/completions [X-Request-ID: conformance-plain-1]")
 
 

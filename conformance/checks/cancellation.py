@@ -39,7 +39,8 @@ def work_freed(a: Analysis) -> Iterator[Finding]:
 @check("CAN-005", when=(lambda a: _disconnect(a).other_stream_done is not None,))
 def isolation(a: Analysis) -> Iterator[Finding]:
     if _disconnect(a).other_stream_done is not True:
-        yield finding(a, "CAN-005", "another client's stream did not complete", "it completes with [DONE]")
+        yield finding(a, "CAN-005", "another client's stream did not complete",
+                      "it completes (a finish_reason on every choice, or [DONE])")
 
 
 def _cancel_body(a: Analysis) -> Any:

@@ -10,7 +10,7 @@ from conformance.checks import Finding, check, finding, short
 from conformance.checks.conditions import bad_input, headers_known, openai_error_response
 from conformance.client import REFUSAL_DEADLINE
 from conformance.exchange import Analysis
-from conformance.model import Intent
+from conformance.model import BAD_INPUT, Intent
 from conformance.protocols.chat.payloads import carries_output
 
 SUCCESS_FINISH = frozenset({"stop", "length", "tool_calls"})
@@ -19,6 +19,41 @@ SUCCESS_FINISH = frozenset({"stop", "length", "tool_calls"})
 def _error(a: Analysis) -> Any:
     body = a.json_body
     return body.get("error") if isinstance(body, dict) else None
+
+
+NOT_VALID = BAD_INPUT | {Intent.UNKNOWN_PARAMETER, Intent.OLLAMA_FAILURE, Intent.IMAGE_MISPLACED, Intent.FUZZ_VALID,
+                         Intent.FUZZ_INVALID, Intent.FUZZ_LENIENT, Intent.JSON_AS_TEXT}  # judged by their own rules
+
+
+@check("ERR-021", when=(lambda a: a.exchange.status is not None and a.exchange.intent not in NOT_VALID
+                        and a.exchange.observations.burst is None,))
+def valid_request_failed(a: Analysis) -> Iterator[Finding]:
+    if (a.exchange.status or 0) < 500:
+        return
+    if a.exchange.status == 503 and a.exchange.header("retry-after") is not None:
+        return  # overloaded, and it says when to come back
+    error = _error(a)
+    said = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else \
+        a.exchange.body[:120].decode("utf-8", "replace")
+    yield finding(a, "ERR-021", f"{a.exchange.status} to a valid request: {short(said)}", "an answer (2xx)",
+                  offset=0)
+
+
+@check("ERR-022", when=(lambda a: a.exchange.intent == Intent.JSON_AS_TEXT and a.exchange.status is not None,))
+def json_as_text(a: Analysis) -> Iterator[Finding]:
+    status = a.exchange.status or 0
+    if 200 <= status < 300:
+        yield finding(a, "ERR-022", f"{status}: a JSON body sent as text/plain was parsed and answered",
+                      "a 4xx (415 or 400)", remedy="text/plain needs no CORS preflight: any web page can post it to a "
+                      "server on localhost. Parse the body only when Content-Type is application/json.")
+
+
+@check("ERR-023", when=(openai_error_response, lambda a: isinstance(_error(a), dict)))
+def code_is_status(a: Analysis) -> Iterator[Finding]:
+    code = _error(a).get("code")  # a numeric code is llama.cpp's, documented (003 §5); the string "400" is no name
+    if isinstance(code, str) and code.strip() == str(a.exchange.status):
+        yield finding(a, "ERR-023", f"error.code {code!r} (the HTTP status again)",
+                      "a name such as model_not_found or invalid_api_key, or null")
 
 
 @check("ERR-001", "ERR-002", "ERR-003", "ERR-004", when=(openai_error_response,))

@@ -15,7 +15,7 @@ from conformance.checks.conditions import (
     usage_of,
 )
 from conformance.exchange import Analysis
-from conformance.model import Intent
+from conformance.model import BAD_INPUT, Intent
 from conformance.protocols.chat import sequence
 from conformance.protocols.chat.payloads import carries_output
 
@@ -110,6 +110,36 @@ def stop_sequences(a: Analysis) -> Iterator[Finding]:
                 yield finding(a, "FIN-008", f"content containing the stop sequence {seq!r}",
                               "generation stopped before the stop sequence, which is not returned")
                 return
+
+
+@check("FIN-010", when=(chat_answer, no_stream_error, lambda a: max_tokens(a) is not None
+                        and isinstance((usage_of(a) or {}).get("completion_tokens"), int)
+                        and a.request.get("n") in (None, 1) and a.exchange.intent not in BAD_INPUT))
+def length_at_cap(a: Analysis) -> Iterator[Finding]:
+    cap, used = max_tokens(a), (usage_of(a) or {})["completion_tokens"]
+    for choice in a.assembled.choices.values():
+        if choice.finish_reason == "length" and cap is not None and used < cap:
+            yield finding(a, "FIN-010", f"finish_reason length after {used} of max_tokens {cap}",
+                          f"length only once {cap} tokens were generated (else stop)")
+            return
+
+
+@check("FIN-011", when=(chat_answer, lambda a: a.exchange.observations.unstopped is not None
+                        and bool(a.request.get("stop"))))
+def stopped_at_sequence(a: Analysis) -> Iterator[Finding]:
+    stop = a.request["stop"]
+    sequences = [stop] if isinstance(stop, str) else [s for s in stop if isinstance(s, str) and s]
+    unstopped = a.exchange.observations.unstopped or ""
+    cut = min((i for i in (unstopped.find(seq) for seq in sequences) if i >= 0), default=None)
+    if cut is None:
+        return  # the same request without stop never produced a stop sequence: nothing to compare
+    expected = unstopped[:cut]
+    for choice in a.assembled.choices.values():
+        got = choice.content
+        if len(got) > len(expected) and got.startswith(expected) and not any(seq in got for seq in sequences):
+            yield finding(a, "FIN-011", f"content {short(got)}: it went on after the stop sequence",
+                          f"{short(expected)} (the answer without stop, {short(unstopped)}, cut before it)")
+            return
 
 
 def _plain(a: Analysis) -> bool:

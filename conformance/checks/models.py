@@ -34,6 +34,14 @@ def listing(a: Analysis) -> Iterator[Finding]:
         yield finding(a, "MOD-006", f"object {short(body.get('object'))}", '"object": "list" (the OpenAI reference)')
 
 
+@check("MOD-009", when=(_models, lambda a: a.success and a.format == "json" and isinstance(a.json_body, dict)
+                        and isinstance(a.json_body.get("data"), list)))
+def not_empty(a: Analysis) -> Iterator[Finding]:
+    if a.json_body["data"] == []:
+        yield finding(a, "MOD-009", '"data": [] while the server answers chat', "the model it serves, listed",
+                      remedy="Clients pick a model from this list (seed 003 §6); an empty one leaves them none.")
+
+
 @check("MOD-003", "MOD-004", "MOD-005", when=(_models, lambda a: a.success and bool(_entries(a))))
 def entries(a: Analysis) -> Iterator[Finding]:
     ids: list[str] = []

@@ -56,6 +56,14 @@ def request_id_echo(a: Analysis) -> Iterator[Finding]:
         yield finding(a, "TRN-006", f"X-Request-ID {got!r}", f"the request's X-Request-ID {sent!r}")
 
 
+@check("TRN-017", when=(headers_known, lambda a: a.exchange.status is not None
+                        and a.exchange.request_http_version == "HTTP/1.1"))
+def response_version(a: Analysis) -> Iterator[Finding]:
+    if a.exchange.http_version == "HTTP/1.0":
+        yield finding(a, "TRN-017", "an HTTP/1.0 status line to an HTTP/1.1 request", "HTTP/1.1",
+                      remedy="Python's http.server answers HTTP/1.0 unless protocol_version is set to HTTP/1.1.")
+
+
 def _has_timing(a: Analysis) -> bool:
     return chat_sse(a) and len(a.exchange.arrivals) > 0 and len(a.events) >= 8
 

@@ -9,7 +9,8 @@ With T the total limit of one response, F the first-byte limit (min(T, 60)), W t
                                                     server must refuse gets only min(10, T) to begin)
     disconnect                  3T + 10            (baseline, the stream, a follow-up; counters 2 s each)
     cancel                      F + 2T + 5         (the stream's first event, the cancel call, the stream)
-    repeat                      2T                 (the same request twice: prompt reuse)
+    repeat, stop-compare, clock 2T                 (the same request twice: prompt reuse; without and with stop;
+                                                    a stream, then a longer one)
     cancel-completed            3T                 (a stream, then two cancel calls for it)
     burst                       Q + 6.5            (twelve at once; Q, the queue wait, at most F)
 The independent scenarios run W at a time, the others one after another; judging adds at most
@@ -33,7 +34,8 @@ def scenario_seconds(kind: str, limits: Limits) -> float:
     """The longest one scenario of this kind can take."""
     t, f = limits.total, limits.first_byte
     return {"followup": t + min(60.0, t), "disconnect": 3 * t + 10, "cancel": f + 2 * t + 5,
-            "burst": f + 6.5, "repeat": 2 * t, "cancel-completed": 3 * t}.get(kind, t)
+            "burst": f + 6.5, "repeat": 2 * t, "stop-compare": 2 * t, "clock": 2 * t,
+            "cancel-completed": 3 * t}.get(kind, t)
 
 
 def worst_case_seconds(limits: Limits, workers: int, names: Iterable[str]) -> float:

@@ -87,8 +87,15 @@ def judge(outcome: Outcome, caps: dict[str, dict[str, Any]], settings: Settings,
     sc = outcome.scenario
     skip = _skip_reason(sc.needs, caps, settings)
     if skip:  # the scenario's own category is skipped, with the evidence
-        return [CheckEntry(r.id, r.category, r.level, sc.name, Verdict.SKIPPED, skip, None, outcome.reproducer)
-                for r in RULES if r.category == sc.category and (rule_ids is None or r.id in rule_ids)]
+        skipped = [CheckEntry(r.id, r.category, r.level, sc.name, Verdict.SKIPPED, skip, None, outcome.reproducer)
+                   for r in RULES if r.category == sc.category and (rule_ids is None or r.id in rule_ids)]
+        # what no capability excuses is judged still: a valid request answered 5xx, a request with no response
+        wanted = ALWAYS if rule_ids is None else ALWAYS & rule_ids
+        return skipped + [CheckEntry(v.rule.id, v.rule.category, v.rule.level, sc.name, Verdict(v.outcome),
+                                     "\n".join(f.message for f in v.findings[:3]) or v.message, None,
+                                     outcome.reproducer, findings=[f.to_json() for f in v.findings])
+                          for ex in outcome.exchanges for v in evaluate(analyze(ex, settings.profile), wanted)
+                          if v.outcome != "not_applicable"]
     entries: list[CheckEntry] = []
     variant = refused_variant(outcome.exchanges[0]) if sc.needs is not None else None
     usage_skip = _skip_reason("usage", caps, settings)  # scenarios that ask for usage besides the usage probe
@@ -121,6 +128,7 @@ def judge(outcome: Outcome, caps: dict[str, dict[str, Any]], settings: Settings,
     return entries
 
 
+ALWAYS = frozenset({"ERR-021", "TRN-014"})  # judged even where a capability is unsupported
 VARIANT_FIELDS = ("tool_choice", "parallel_tool_calls", "response_format", "reasoning_effort")
 REFUSAL_CODES = ("unsupported_value", "invalid_value", "unsupported_parameter")
 
@@ -248,6 +256,8 @@ def features(outcomes: list[Outcome], checks: list[CheckEntry], caps: dict[str, 
             state, evidence = "supported", f"answered {first.status}"
         else:
             state, evidence = "unsupported", _answered(first)
+        if state == "supported" and not sc.observable:  # e.g. an image to a text-only model, an effort level
+            state, evidence = "accepted", f"{evidence}; an answer cannot show it was used"
         out[sc.variant] = {"state": state, "scenario": sc.name, "evidence": evidence}
     return out
 

@@ -14,8 +14,9 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -34,6 +35,55 @@ from conformance.wire.errors import WireError
 from conformance.wire.sse import SSEDecoder
 
 HEAVY = frozenset({"error-context-overflow", "error-oversized"})
+CLOCK_SPAN_S = 1.3  # how long the clock scenario's stream should last
+CLOCK_MAX_TOKENS = 1536
+LOST = frozenset({"protocol error", "transport error", "connect error"})  # the connection failed, not a limit
+
+
+class Gate:
+    """Requests run shared; a resend after a lost connection runs alone (no other request of the run in flight).
+    A waiting resend holds new requests back, so it is not starved; it waits at most its time limit."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._writer = False
+        self._waiting = 0
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._cond:
+            while self._writer or self._waiting:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                self._cond.notify_all()
+
+    @contextmanager
+    def alone(self, timeout: float) -> Iterator[bool]:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            self._waiting += 1
+            try:
+                while (self._writer or self._readers) and (left := deadline - time.monotonic()) > 0:
+                    self._cond.wait(left)
+                got = not (self._writer or self._readers)
+                if got:
+                    self._writer = True
+            finally:
+                self._waiting -= 1
+                self._cond.notify_all()
+        try:
+            yield got
+        finally:
+            if got:
+                with self._cond:
+                    self._writer = False
+                    self._cond.notify_all()
 ALONE = frozenset({"disconnect", "cancel", "burst"})
 BURST = 12
 REFUSAL_GRACE = 0.5  # after the burst's first refusal, how long the other answers have to arrive
@@ -68,6 +118,7 @@ class Runner:
         self.done = 0
         self._lock = threading.Lock()
         self.deadline = time.monotonic() + settings.run_timeout  # the run's own bound (--run-timeout)
+        self.gate = Gate()
         self.not_run: list[str] = []  # scenarios the run timeout left out or cut
         self.context: int | None = None  # the context length the server states, in tokens
         self.plain_first_event: float | None = None
@@ -84,20 +135,53 @@ class Runner:
             limits = self.settings.refusal if req.intent in self.refuse else self.settings.limits
         start = time.monotonic()
         ex = self._record(req, limits)
-        wait = retry_after(ex)
-        # the request and its retry share one time limit, T (--timeout's total): the run's bound holds
-        budget = max(limits.total, self.settings.limits.total) - (time.monotonic() - start) - (wait or 0.0)
-        left = min(limits.total, budget)
-        if wait is not None and req.hold is None and left >= min(limits.total, MIN_RETRY_S):
+        tries, waited = 0, 0.0
+        while (wait := retry_after(ex)) is not None and req.hold is None:
+            # the request and its retries share one time limit, T (--timeout's total): the run's bound holds
+            budget = max(limits.total, self.settings.limits.total) - (time.monotonic() - start) - wait
+            left = min(limits.total, budget)
+            if left < min(limits.total, MIN_RETRY_S):
+                break
             # a 429 that says when to come back (a proxy's cooldown, a full queue) is not a verdict about the
-            # request: it is waited out once and sent again, and the report says so. The burst's 429s are its point.
+            # request: it is waited out and sent again while T allows, and the report says so. The burst's 429s
+            # are its point (they are sent with hold, never retried).
             time.sleep(wait)
-            again = self._record(req, replace(limits, total=left))
-            ex = replace(again, observations=again.observations.with_(
-                retried=f"429 with Retry-After {wait:g} s: waited and sent again"))
+            tries, waited = tries + 1, waited + wait
+            ex = self._record(req, replace(limits, total=left))
+        if tries:
+            times = "once" if tries == 1 else f"{tries} times"
+            ex = replace(ex, observations=ex.observations.with_(
+                retried=f"429 with Retry-After: waited {waited:g} s and sent again {times}"))
+        if (ex.observations.aborted in LOST and req.hold is None and req.retry_lost) or self._cut_short(req, ex):
+            ex = self._resend_alone(req, limits, start, ex)
         return ex
 
-    def _record(self, req: Request, limits: Limits) -> Exchange:
+    def _resend_alone(self, req: Request, limits: Limits, start: float, lost: Exchange,
+                      sender: Callable[[Request, Limits], Exchange] | None = None) -> Exchange:
+        """A connection lost mid-exchange (reset, closed before the body ended, refused) is not judged as it is: it
+        may be the suite's concurrency the server did not cope with, or a loss a fresh connection does not show.
+        The request is sent once more on a fresh connection with no other request of the run in flight, within
+        the same time limit T, and the report says so; a loss that happens again alone is judged."""
+        left = limits.total - (time.monotonic() - start)
+        if left < min(limits.total, MIN_RETRY_S):
+            return lost
+        with self.gate.alone(timeout=left) as got:
+            left = limits.total - (time.monotonic() - start)
+            if not got or left < min(limits.total, MIN_RETRY_S):
+                return lost
+            again = (sender or (lambda r, lim: self._record(r, lim, alone=True)))(req, replace(limits, total=left))
+        if lost.observations.aborted is None:
+            why = "the stream ended before any choice finished"
+        else:
+            why = f"the connection was lost ({lost.observations.aborted}" + (
+                f": {lost.observations.error}" if lost.observations.error else "") + ")"
+        return replace(again, observations=again.observations.with_(
+            retried=f"{why[:180]}; sent again alone on a fresh connection"))
+
+    def _record(self, req: Request, limits: Limits, alone: bool = False) -> Exchange:
+        if not alone:
+            with self.gate.shared():
+                return self._record(req, limits, alone=True)
         left = self.deadline - time.monotonic()
         if limits.total > left:  # the run's bound clips every request; what it cuts is not the server's
             limits = replace(limits, total=max(left, 0.001), total_name=RUN_TIMEOUT)
@@ -165,7 +249,8 @@ class Runner:
         self.emit(ev.ScenarioStarted(sc.name, sc.category))
         start = time.monotonic()
         kind = {"followup": self._followup, "disconnect": self._disconnect, "cancel": self._cancel,
-                "http10": self._http10, "burst": self._burst, "repeat": self._repeat,
+                "http10": self._http10, "burst": self._burst, "repeat": self._repeat, "stop-compare": self._stop_compare,
+                "clock": self._clock,
                 "cancel-completed": self._cancel_completed}.get(sc.kind, self._plain)
         exchanges = kind(req)
         elapsed = time.monotonic() - start
@@ -219,8 +304,14 @@ class Runner:
         before = self._generations()  # with counters the work is read from them; else timed against a baseline
         baseline = self._first_byte(chat(ctx, HELLO, max_tokens=8)) if before is None else None
         other: list[Exchange] = []
-        thread = threading.Thread(target=lambda: other.append(self.send(chat(ctx, LONG, max_tokens=24))))
+        started = threading.Event()
+        other_req = replace(chat(ctx, LONG, max_tokens=24), scenario=f"{req.scenario}/other", retry_lost=False,
+                            first_event=started)
+        thread = threading.Thread(target=lambda: other.append(self.send(other_req)))
         thread.start()
+        # the other client's stream is under way before this one comes (and leaves): whatever the server does to a
+        # running stream when another request arrives shows on every run, not only when the timing falls so
+        started.wait(self.settings.limits.first_byte)
         ex = self.send(replace(req, stop_after_events=1, counts=answers))  # left once the generation is under way
         obs: dict[str, Any] = {"baseline_ttfb_s": baseline}
         thread.join(self.settings.limits.total + 5)  # the other stream ends first: a one-slot server runs it
@@ -234,8 +325,11 @@ class Runner:
             obs["followup_ttfb_s"] = self._first_byte(chat(ctx, HELLO, max_tokens=8))
         if other:
             done = analyze(other[0], self.settings.profile)
-            obs["other_stream_done"] = other[0].status == 200 and done.assembled.done and done.assembled.error is None
-        return [replace(ex, observations=ex.observations.with_(disconnect=Disconnect(**obs)))]
+            choices = done.assembled.choices.values()
+            finished = done.assembled.done or (bool(choices) and all(c.finish_reason for c in choices))
+            obs["other_stream_done"] = other[0].status == 200 and finished and done.assembled.error is None \
+                and other[0].observations.aborted is None  # a missing [DONE] alone is SSE-002's, not this rule's
+        return [replace(ex, observations=ex.observations.with_(disconnect=Disconnect(**obs))), *other]
 
     def _generations(self) -> dict[str, Any] | None:
         """The server's generation counters (the reference server's /health), if it exposes them."""
@@ -270,6 +364,35 @@ class Runner:
         """The same request twice: the second continues the retained history exactly (seed 001 prompt reuse)."""
         first = self.send(req)
         return [first, self.send(replace(req, intent=Intent.PROMPT_REUSE))]
+
+    def _clock(self, req: Request) -> list[Exchange]:
+        """A stream long enough in time to span a second of the server's clock: a first stream of the scenario's
+        max_tokens shows the server's speed, the second asks for enough tokens to last about 1.3 s (at most
+        CLOCK_MAX_TOKENS, and within a stated context). The second is the scenario's exchange."""
+        first = self.send(replace(req, scenario=f"{req.scenario}/probe"))
+        asked = int((req.body or {}).get("max_tokens") or 48)
+        wanted = asked
+        arrivals = first.arrivals
+        span = arrivals[-1][0] - arrivals[0][0] if first.status == 200 and len(arrivals) >= 2 else None
+        if span is not None and span < CLOCK_SPAN_S:
+            wanted = int(asked * CLOCK_SPAN_S / max(span, 0.001)) + 1
+        cap = CLOCK_MAX_TOKENS if self.context is None else min(CLOCK_MAX_TOKENS, max(asked, self.context // 2))
+        wanted = max(asked, min(wanted, cap))
+        return [self.send(replace(req, body={**(req.body or {}), "max_tokens": wanted})), first]
+
+    def _stop_compare(self, req: Request) -> list[Exchange]:
+        """The request without its stop sequences first, then with them (both at temperature 0): the stopped
+        answer must be the unstopped one cut before the first sequence (FIN-011), not more."""
+        body = {k: v for k, v in (req.body or {}).items() if k != "stop"}
+        first = self.send(replace(req, body=body, scenario=f"{req.scenario}/unstopped"))
+        stopped = self.send(req)
+        content = None
+        if first.status == 200:
+            choices = analyze(first, self.settings.profile).assembled.choices
+            content = choices[min(choices)].content[:4096] if choices else None
+        if content is None:
+            return [stopped, first]
+        return [replace(stopped, observations=stopped.observations.with_(unstopped=content)), first]
 
     def _cancel_completed(self, req: Request) -> list[Exchange]:
         """A short stream with an X-Request-ID, then, once it has ended, the cancel call for that id and for the
@@ -334,7 +457,24 @@ class Runner:
         return [replace(first, observations=first.observations.with_(burst=counts)), *shown[1:]]
 
     def _http10(self, req: Request) -> list[Exchange]:
-        return [record_http10(self.base_url, req, self.settings.limits, self.settings.api_key)]
+        start = time.monotonic()
+        with self.gate.shared():
+            ex = record_http10(self.base_url, req, self.settings.limits, self.settings.api_key)
+        if self._cut_short(req, ex):
+            ex = self._resend_alone(req, self.settings.limits, start, ex,
+                                    lambda r, lim: record_http10(self.base_url, r, lim, self.settings.api_key))
+        return [ex]
+
+    def _cut_short(self, req: Request, ex: Exchange) -> bool:
+        """A stream that ended, with no error, before any choice finished (nothing cut it on the suite's side):
+        what a server does to one stream when another request comes (llama-cpp-python's interrupt_requests)."""
+        if not req.retry_lost or req.hold is not None or req.stop_after_events is not None or ex.status != 200 \
+                or req.intent == Intent.CANCELLED_STREAM:  # a stream the cancel endpoint stops may end so
+            return False
+        if ex.observations.aborted is not None or not (ex.header("content-type") or "").startswith("text/event-stream"):
+            return False
+        a = analyze(ex, self.settings.profile)
+        return a.assembled.error is None and not any(c.finish_reason for c in a.assembled.choices.values())
 
     # -- the live phase ----------------------------------------------------------------
 

@@ -79,6 +79,7 @@ class Intent(str, Enum):
     CONTEXT_OVERFLOW = "context-overflow"
     OVERSIZED = "oversized"
     WRONG_CONTENT_TYPE = "wrong-content-type"
+    JSON_AS_TEXT = "json-as-text"  # a valid JSON body labelled text/plain: refused (ERR-022)
     NULL_FIELDS = "null-fields"  # optional top-level fields set to null: treated as absent
     IGNORED_FIELDS = "ignored-fields"  # OpenAI fields a server may ignore, but must accept
     CANCELLED_STREAM = "cancelled-stream"  # a stream the cancel endpoint stops

@@ -22,7 +22,7 @@ CAPABILITY_TABLE: tuple[Capability, ...] = (
     Capability("usage", "stream-usage", "USG-011"),
     Capability("ollama", "ollama-chat", "OLL-010"),  # seed 002 names /api/chat, /api/generate, /api/pull
     Capability("cancel-endpoint", "cancel-unknown", "CAN-006"),
-    Capability("request-id", "stream-plain", "TRN-013"),
+    Capability("request-id", "request-id", "TRN-013"),
     Capability("images", "image-data-url", "IMG-003"),  # seed 001: only with a vision pack
 )
 CAPABILITIES = tuple(c.name for c in CAPABILITY_TABLE)

@@ -56,8 +56,8 @@ def run_notes(result: RunResult) -> list[str]:
                      f"{where(missing)} (the run fails; raise --run-timeout)")
     retried = [s["name"] for s in result.scenarios if s.get("retried")]
     if retried:
-        notes.append(f"retried: {len(retried)} scenario(s) answered 429 with Retry-After, waited out and sent again: "
-                     f"{where(retried)}")
+        notes.append(f"retried: {len(retried)} scenario(s) sent again (a 429 with Retry-After waited out, or a lost "
+                     f"connection sent again alone), not judged on the first answer: {where(retried)}")
     t = result.tokens
     if t:
         extra = [f"{t['uncapped']} request(s) without a cap"] if t.get("uncapped") else []

@@ -65,6 +65,8 @@ def _column(doc: dict[str, Any], source: Path | None, out: Path) -> Column:
         try:
             peer = json.loads(runs.read_text(encoding="utf-8"))
             label = f"{peer['title']} {peer.get('version', '')}".strip()
+            if target.get("profile", "openai") != "openai":  # judged under its documented dialect
+                label += f" (profile {target['profile']})"
         except (ValueError, KeyError, TypeError):
             pass
     return Column(label, verdict.upper(),
@@ -83,19 +85,39 @@ def write_matrix(docs: list[dict[str, Any]], sources: list[Path] | None, out: Pa
         rows = [(r, [cell(d, r.id) for d in docs]) for r in RULES if r.category == category]
         groups.append((category, [row for row in rows if any(c is not None for c in row[1])]))
     differ = [(r, cells) for _, rows in groups for r, cells in rows if len({MARK[c] for c in cells}) > 1]
-    (out / "matrix.md").write_text(_markdown(columns, groups, differ), encoding="utf-8")
+    notes = _not_in_matrix(out / "peers.json")
+    (out / "matrix.md").write_text(_markdown(columns, groups, differ, notes), encoding="utf-8")
     env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
-    html = env.from_string(HTML).render(columns=columns, groups=groups, differ=differ, mark=MARK, legend=LEGEND)
+    html = env.from_string(HTML).render(columns=columns, groups=groups, differ=differ, mark=MARK, legend=LEGEND,
+                                        notes=notes)
     (out / "matrix.html").write_text(html, encoding="utf-8")
     return [out / "matrix.md", out / "matrix.html"]
 
 
-def _markdown(columns: list[Column], groups: list[Any], differ: list[Any]) -> str:
+def _not_in_matrix(peers: Path) -> list[str]:
+    """The servers `nox -s peers` could not have here (reports/peers.json beside the matrix), and why."""
+    try:
+        doc = json.loads(peers.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(doc, dict):
+        return []
+    found = doc.get("unavailable")
+    unavailable: dict[str, Any] = found if isinstance(found, dict) else {}
+    notes = [f"{name}: {why}" for name, why in sorted(unavailable.items())]
+    notes += [f"{name}: {entry['error']}" for name, entry in sorted(doc.items())
+              if isinstance(entry, dict) and isinstance(entry.get("error"), str)]
+    return notes
+
+
+def _markdown(columns: list[Column], groups: list[Any], differ: list[Any], notes: list[str] | None = None) -> str:
     heads = [f"[{c.label}]({c.link})" if c.link else c.label for c in columns]
     md = ["# Compatibility matrix", "", "| server | verdict | must | should | advisory | passed | skipped | wall time |",
           "|---|---|---:|---:|---:|---:|---:|---:|"]
     md += [f"| {h} | {c.verdict} | {c.must} | {c.should} | {c.advisory} | {c.passed} | {c.skipped} | {c.seconds:.1f} s |"
            for h, c in zip(heads, columns, strict=True)]
+    if notes:
+        md += ["", "Not in this matrix:", "", *[f"- {n}" for n in notes]]
     md += ["", f"Legend: {LEGEND}", "", f"## Differences ({len(differ)} rules)", ""]
     table_head = ["| rule | level | " + " | ".join(c.label for c in columns) + " |", "|---|---|" + "---|" * len(columns)]
     if differ:
@@ -120,6 +142,7 @@ td,th{border:1px solid #ccc;padding:.2em .5em}.failed,.error{background:#f6d5d3}
 {{ c.label }}{% endif %}</td><td class="{{ c.verdict }}">{{ c.verdict }}</td><td class="n">{{ c.must }}</td>
 <td class="n">{{ c.should }}</td><td class="n">{{ c.advisory }}</td><td class="n">{{ c.passed }}</td>
 <td class="n">{{ c.skipped }}</td><td class="n">{{ '%.1f' % c.seconds }} s</td></tr>{% endfor %}</table>
+{% if notes %}<p>Not in this matrix:</p><ul>{% for n in notes %}<li>{{ n }}</li>{% endfor %}</ul>{% endif %}
 <p>Legend: {{ legend }}</p>
 <h2>Differences ({{ differ|length }} rules)</h2>{% if differ %}<table><tr><th>rule</th><th>level</th>
 {% for c in columns %}<th>{{ c.label }}</th>{% endfor %}</tr>{% for rule, cells in differ %}<tr>

@@ -74,7 +74,8 @@ def summary_lines(result: RunResult) -> list[str]:
         lines.append(f"variants refused as documented (their rules not judged): {', '.join(t['variants'])}")
     feats = t.get("features") or {}
     if feats:
-        states = {state: [n for n, f in feats.items() if f["state"] == state] for state in ("unsupported", "failed")}
+        states = {state: [n for n, f in feats.items() if f["state"] == state]
+                  for state in ("accepted", "unsupported", "failed")}
         line = f"feature variants: {sum(f['state'] == 'supported' for f in feats.values())} of {len(feats)} supported"
         for state, names in states.items():
             if names:

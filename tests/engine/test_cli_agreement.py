@@ -42,10 +42,10 @@ def test_each_scenario_is_printed_as_it_runs(ref_server: ServerProcess, tmp_path
     proc = run(ref_server, tmp_path, "--scenario", "stream-plain", "--scenario", "non-stream", "-v")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
-    assert any("[1/2]" in line and " 200 " in line for line in lines), proc.stdout
-    assert any("[2/2]" in line for line in lines)
-    assert sum("started" in line for line in lines) == 2  # -v: each scenario as it starts
-    assert lines.index(next(x for x in lines if "[2/2]" in x)) < lines.index(next(x for x in lines if x.startswith("PASS")))
+    assert any("[1/3]" in line and " 200 " in line for line in lines), proc.stdout  # and the request-id probe
+    assert any("[3/3]" in line for line in lines)
+    assert sum("started" in line for line in lines) == 3  # -v: each scenario as it starts
+    assert lines.index(next(x for x in lines if "[3/3]" in x)) < lines.index(next(x for x in lines if x.startswith("PASS")))
     assert "warnings summary" not in proc.stdout and "Warning" not in proc.stdout + proc.stderr
     assert "deselected" not in proc.stdout and "test session starts" not in proc.stdout  # no pytest machinery
     assert (tmp_path / "wire" / "run.json").is_file()
@@ -78,7 +78,7 @@ def test_should_failure_fails_with_strict(should_fault_server: ServerProcess, tm
     assert "TRN-003 [should]" in proc.stdout and "does not fail the run" not in proc.stdout
     failing, _ = junit(tmp_path)
     doc = results(tmp_path)
-    assert [n.split()[0] for n in failing] == ["TRN-003"] and doc["summary"]["verdict"] == "fail"
+    assert {n.split()[0] for n in failing} == {"TRN-003"} and doc["summary"]["verdict"] == "fail"
 
 
 def test_stale_baseline_agrees_everywhere(ref_server: ServerProcess, tmp_path: Path) -> None:
@@ -112,11 +112,11 @@ def test_reports_group_failures_by_rule(must_fault_server: ServerProcess, tmp_pa
     proc = run(must_fault_server, tmp_path, *[a for s in scenarios for a in ("--scenario", s)])
     assert proc.returncode == 1, proc.stdout + proc.stderr
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
-    assert md.count("### CHK-009 ") == 1 and "and 2 more" in md
+    assert md.count("### CHK-009 ") == 1 and "and 3 more" in md  # the five and the request-id probe
     assert "- Source: " in md and "Response: status 200; content-type: text/event-stream" in md
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
-    assert html.count("<b>CHK-009</b>") == 1 and "and 2 more" in html
-    assert "and 2 more" in proc.stdout  # the terminal groups them too
+    assert html.count("<b>CHK-009</b>") == 1 and "and 3 more" in html
+    assert "and 3 more" in proc.stdout  # the terminal groups them too
     doc = results(tmp_path)
     failed = [c for c in doc["checks"] if c["rule"] == "CHK-009" and c["outcome"] == "failed"]
-    assert len(failed) == 5 and all(c["findings"] and c["evidence"]["status"] == 200 for c in failed)
+    assert len(failed) == 6 and all(c["findings"] and c["evidence"]["status"] == 200 for c in failed)

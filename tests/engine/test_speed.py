@@ -64,7 +64,7 @@ def test_overflow_prompt_is_sized_from_the_context_the_server_states(ref_server:
 def test_token_totals_are_reported(ref_server: ServerProcess) -> None:
     settings = build_settings(base_url=ref_server.base_url, scenarios=["stream-plain", "non-stream", "max-tokens"])
     tokens = execute(settings).tokens
-    assert tokens["asked"] == 32 + 32 + 5 and tokens["uncapped"] == 0
+    assert tokens["asked"] == 32 + 32 + 32 + 5 and tokens["uncapped"] == 0  # and the request-id probe's 32
     assert 0 < tokens["received"] <= tokens["asked"]
 
 

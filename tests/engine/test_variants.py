@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 
 from conformance.client import Request
 from conformance.engine.judge import refused_variant
@@ -12,7 +13,7 @@ from conformance.engine.runner import Runner
 from conformance.exchange import Exchange
 from conformance.servers import ServerProcess
 from conformance.settings import build_settings
-from tests.hostile.servers import HostileServer, Req, answer, send
+from tests.hostile.servers import HostileServer, Req, answer, send, sse_head
 
 
 def refusal(status: int, error: dict[str, object], request: dict[str, object]) -> Exchange:
@@ -95,7 +96,7 @@ def test_each_feature_variant_is_reported_supported_unsupported_or_failed() -> N
     assert "unsupported_value" in evidence, evidence
 
 
-def test_a_429_with_retry_after_is_waited_out_once_and_reported() -> None:
+def test_a_429_with_retry_after_is_waited_out_and_reported() -> None:
     seen = {"chat": 0}
 
     def cooldown(conn: socket.socket, req: Req) -> None:  # a proxy's cooldown: the first chat request gets 429
@@ -111,7 +112,40 @@ def test_a_429_with_retry_after_is_waited_out_once_and_reported() -> None:
         runner = Runner(build_settings(base_url=server.base_url, timeout=30))
         ex = runner.send(Request(body={"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}))
     assert ex.status == 200 and seen["chat"] == 2
-    assert ex.observations.retried == "429 with Retry-After 1 s: waited and sent again"
+    assert ex.observations.retried == "429 with Retry-After: waited 1 s and sent again once"
+
+
+def test_a_cooldown_that_goes_on_is_waited_out_while_the_time_limit_allows() -> None:
+    seen = {"chat": 0}
+
+    def cooldowns(conn: socket.socket, req: Req) -> None:  # LiteLLM: new upstream errors, a new cooldown each time
+        if req.path.endswith("/chat/completions"):
+            seen["chat"] += 1
+            if seen["chat"] <= 3:
+                send(conn, 429, {"Content-Type": "application/json", "Retry-After": "1"},
+                     b'{"error": {"message": "in cooldown", "type": "rate_limit", "param": null, "code": "429"}}')
+                return
+        answer(conn, req)
+
+    with HostileServer(cooldowns) as server:
+        runner = Runner(build_settings(base_url=server.base_url, timeout=30))
+        ex = runner.send(Request(body={"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}))
+    assert ex.status == 200 and seen["chat"] == 4
+    assert ex.observations.retried == "429 with Retry-After: waited 3 s and sent again 3 times"
+
+
+def test_cooldowns_end_within_the_time_limit() -> None:
+    def forever(conn: socket.socket, req: Req) -> None:
+        send(conn, 429, {"Content-Type": "application/json", "Retry-After": "2"},
+             b'{"error": {"message": "in cooldown", "type": "rate_limit", "param": null, "code": "429"}}')
+
+    with HostileServer(forever) as server:
+        start = time.monotonic()
+        ex = Runner(build_settings(base_url=server.base_url, timeout=8)).send(
+            Request(body={"model": "m", "messages": [{"role": "user", "content": "hi"}]}))
+        took = time.monotonic() - start
+    assert ex.status == 429 and ex.observations.retried is not None
+    assert took < 8 + 1, took  # T (8 s) bounds the request and all its retries
 
 
 def test_a_429_asking_for_a_long_wait_stands() -> None:
@@ -123,3 +157,99 @@ def test_a_429_asking_for_a_long_wait_stands() -> None:
         ex = Runner(build_settings(base_url=server.base_url, timeout=30)).send(
             Request(body={"model": "m", "messages": [{"role": "user", "content": "hi"}]}))
     assert ex.status == 429 and ex.observations.retried is None
+
+
+def _cut_chunked(conn: socket.socket) -> None:
+    """A stream that sends one event and [DONE], then closes without the chunked body's last chunk (the
+    way llama-cpp-python 0.3.36 ends a stream it interrupts for another request)."""
+    event = b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,' \
+            b'"delta":{"role":"assistant"},"finish_reason":null}]}\n\ndata: [DONE]\n\n'
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                 + f"{len(event):x}\r\n".encode() + event + b"\r\n")
+
+
+def test_a_lost_connection_is_sent_again_alone_and_reported() -> None:
+    seen = {"chat": 0}
+
+    def interrupted_once(conn: socket.socket, req: Req) -> None:
+        if req.path.endswith("/chat/completions"):
+            seen["chat"] += 1
+            if seen["chat"] == 1:
+                _cut_chunked(conn)
+                return
+        answer(conn, req)
+
+    with HostileServer(interrupted_once) as server:
+        runner = Runner(build_settings(base_url=server.base_url, timeout=30))
+        ex = runner.send(Request(body={"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}))
+    assert ex.status == 200 and ex.observations.aborted is None and seen["chat"] == 2
+    assert ex.observations.retried is not None and "incomplete chunked read" in ex.observations.retried
+    assert b"Hello" in ex.body
+
+
+def test_a_loss_that_happens_again_alone_is_judged() -> None:
+    def always(conn: socket.socket, req: Req) -> None:
+        if req.path.endswith("/chat/completions"):
+            _cut_chunked(conn)
+            return
+        answer(conn, req)
+
+    with HostileServer(always) as server:
+        ex = Runner(build_settings(base_url=server.base_url, timeout=30)).send(
+            Request(body={"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}))
+    assert ex.observations.aborted == "protocol error" and ex.observations.retried is not None
+
+
+def test_a_stream_whose_loss_is_the_point_is_not_sent_again() -> None:
+    with HostileServer(lambda conn, req: _cut_chunked(conn) if req.path.endswith("/chat/completions")
+                       else answer(conn, req)) as server:
+        ex = Runner(build_settings(base_url=server.base_url, timeout=30)).send(
+            Request(body={"model": "m", "messages": [], "stream": True}, retry_lost=False))
+    assert ex.observations.aborted == "protocol error" and ex.observations.retried is None
+
+
+def test_the_gate_runs_a_resend_with_nothing_else_in_flight() -> None:
+    import threading
+
+    from conformance.engine.runner import Gate
+
+    gate, order = Gate(), []
+    release = threading.Event()
+
+    def reader() -> None:
+        with gate.shared():
+            order.append("reader in")
+            release.wait(5)
+            order.append("reader out")
+
+    t = threading.Thread(target=reader)
+    t.start()
+    while not order:
+        time.sleep(0.01)
+    threading.Timer(0.3, release.set).start()
+    with gate.alone(timeout=5) as got:
+        order.append("alone")
+    t.join()
+    assert got and order == ["reader in", "reader out", "alone"]
+    with gate.alone(timeout=0.2) as got_again:  # nothing in flight: at once
+        assert got_again
+
+
+def test_a_stream_cut_short_is_sent_again_alone() -> None:
+    seen = {"chat": 0}
+    cut = (b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,'
+           b'"delta":{"role":"assistant"},"finish_reason":null}]}\n\ndata: [DONE]\n\n')
+
+    def interrupting(conn: socket.socket, req: Req) -> None:  # llama-cpp-python's interrupt_requests
+        if req.path.endswith("/chat/completions"):
+            seen["chat"] += 1
+            if seen["chat"] == 1:
+                conn.sendall(sse_head() + cut)
+                return
+        answer(conn, req)
+
+    with HostileServer(interrupting) as server:
+        ex = Runner(build_settings(base_url=server.base_url, timeout=30)).send(
+            Request(body={"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}))
+    assert seen["chat"] == 2 and b'"finish_reason": "stop"' in ex.body
+    assert ex.observations.retried is not None and "before any choice finished" in ex.observations.retried

@@ -1,0 +1,53 @@
+"""The published real-server reports (issue 15) agree with themselves: every failing rule of each server's
+results.json is explained in its NOTES.md, the README states its version, verdict, failing must and should
+rules and wall time, its fixtures are recorded, and its two runs agreed."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PEERS = sorted(p.parent for p in (ROOT / "reports").glob("*/RUNS.json") if p.parent.name != "reference")
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _published() -> str:
+    return README.split("## Published reports", 1)[1].split("\n## ", 1)[0]
+
+
+def test_at_least_five_real_servers_are_published() -> None:
+    assert len(PEERS) >= 5, [p.name for p in PEERS]
+
+
+@pytest.mark.parametrize("folder", PEERS, ids=lambda p: p.name)
+def test_every_failing_rule_is_explained_in_the_notes(folder: Path) -> None:
+    doc = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    failing = sorted({r["rule"] for r in doc["rules"] if r["outcome"] in ("failed", "error")})
+    notes = (folder / "NOTES.md").read_text(encoding="utf-8")
+    assert [r for r in failing if not re.search(rf"\b{r}\b", notes)] == []
+
+
+@pytest.mark.parametrize("folder", PEERS, ids=lambda p: p.name)
+def test_the_readme_states_version_verdict_rules_and_wall_time(folder: Path) -> None:
+    runs = json.loads((folder / "RUNS.json").read_text(encoding="utf-8"))
+    section = _published()
+    entry = next((part for part in section.split("\n- ") if f"reports/{folder.name}/" in part), "")
+    assert entry, f"no README entry links reports/{folder.name}/"
+    assert runs["version"] in entry
+    verdict = "FAIL" if runs["failed"]["must"] else "PASS"
+    assert verdict in entry
+    for rule in runs["failed"]["must"] + runs["failed"]["should"]:
+        assert rule in entry, rule
+    assert f"{runs['wall_s']:g} s" in entry or f"{runs['wall_s']} s" in entry
+
+
+@pytest.mark.parametrize("folder", PEERS, ids=lambda p: p.name)
+def test_its_two_runs_agreed_and_its_fixtures_are_recorded(folder: Path) -> None:
+    runs = json.loads((folder / "RUNS.json").read_text(encoding="utf-8"))
+    assert runs["same_verdicts"], runs["differ"]
+    recorded = ROOT / "fixtures" / folder.name
+    assert len(list(recorded.glob("*.json"))) >= 40
