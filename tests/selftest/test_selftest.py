@@ -10,13 +10,14 @@ pytest.importorskip("mlx_lm", reason="the self-test needs the reference extra")
 from conformance.selftest import run_one  # noqa: E402
 from reference_server.fault_catalog import BY_NAME, DEFECTS, LEGAL  # noqa: E402
 
-SUBSET = [  # one or more per category; `nox -s selftest` runs all 116 (about 21 minutes)
-    "no-done", "named-events", "invalid-utf8", "json-content-type", "buffered-to-end", "object-plural",
-    "id-per-chunk", "role-every-delta", "content-object", "finish-never", "finish-eos", "max-tokens-ignored",
-    "stop-ignored", "usage-unrequested", "usage-before-finish", "tool-index-missing", "tool-call-in-content",
-    "tool-choice-none-ignored", "think-markup-leaks", "json-fenced", "response-format-ignored", "error-500",
-    "unknown-model-served", "cancel-unknown-200", "models-bare-list", "ollama-no-done", "image-crash",
+SUBSET = [  # one or more per category, kept short for CI's 20 minutes; `nox -s selftest` runs all 122 (and the
+    # slow ones left out here: buffered-to-end, finish-never, max-tokens-ignored, slow-prefill, ...)
+    "no-done", "json-content-type", "role-every-delta", "id-per-chunk", "stop-swallowed", "finish-eos",
+    "usage-unrequested", "tool-call-in-content", "tool-choice-none-ignored", "think-markup-leaks",
+    "response-format-ignored", "error-500", "roundtrip-500", "models-bare-list", "cancel-unknown-200",
+    "ollama-no-done", "image-crash",
 ]
+SLOW_LEGAL = {"slow-prefill"}  # about 40 s alone: in `nox -s selftest`
 
 
 def test_catalogue_size() -> None:
@@ -31,7 +32,7 @@ def test_defect_is_caught_by_an_expected_rule(name: str) -> None:
     assert row.error == "" and row.caught_by, f"{name}: not caught by {fault.expected}; failures: {row.extra}"
 
 
-@pytest.mark.parametrize("name", [f.name for f in LEGAL])
+@pytest.mark.parametrize("name", [f.name for f in LEGAL if f.name not in SLOW_LEGAL])
 def test_legal_variation_passes(name: str) -> None:
     row = run_one(name, (), legal=True)
     assert row.error == "" and row.extra == [], f"{name}: must/should failures {row.extra}"
