@@ -15,7 +15,9 @@ from conformance.wire.errors import WireError
 from conformance.wire.ndjson import NDJSONDecoder
 from conformance.wire.sse import SSEDecoder
 
-FIXTURES = [fx for fx in load_all() if fx.body_path.suffix in (".sse", ".ndjson")]
+BUILT = ("seeds", "conformant", "legal", "defects")  # the recorded servers' streams (fixtures/<server>/, about 240
+# long real streams) are held to their verdicts by test_fixtures; cutting each a hundred ways here took minutes
+FIXTURES = [fx for fx in load_all() if fx.body_path.suffix in (".sse", ".ndjson") and fx.name.split("/")[0] in BUILT]
 
 
 def view(a: Analysis) -> tuple[object, ...]:
