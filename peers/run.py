@@ -203,11 +203,7 @@ def run_peer(peer: Peer, by_name: dict[str, Peer]) -> dict[str, object]:
                      same_verdicts=a == b, differ={r: [a.get(r), b.get(r)] for r in set(a) | set(b)
                                                    if a.get(r) != b.get(r)},
                      failed=_failed(report / "results.json"))
-        (report / "RUNS.json").write_text(json.dumps(entry, indent=2) + "\n")
-        from peers.record import FIXTURES, record
-
-        source = f"recorded from {peer.title} {entry['version']} serving the bundled bigram model, by nox -s peers"
-        record(report, FIXTURES / peer.name, source)
+        record_fixtures(peer, report, entry)
     except Exception as exc:  # noqa: BLE001 - a peer that cannot be had is reported, not guessed
         entry["error"] = f"{type(exc).__name__}: {exc}"[:500]
     return entry
@@ -297,12 +293,17 @@ def rejudge(peer: Peer) -> dict[str, object]:
     a, b = verdicts(report / "results.json"), verdicts(second / "results.json")
     entry.update(same_verdicts=a == b, differ={r: [a.get(r), b.get(r)] for r in set(a) | set(b) if a.get(r) != b.get(r)},
                  failed=_failed(report / "results.json"))
+    record_fixtures(peer, report, entry)
+    return entry
+
+
+def record_fixtures(peer: Peer, report: Path, entry: dict[str, object]) -> None:
+    """RUNS.json beside the report, and fixtures/<server>/ from its wire log."""
     (report / "RUNS.json").write_text(json.dumps(entry, indent=2) + "\n")
     from peers.record import FIXTURES, record
 
     source = f"recorded from {peer.title} {entry['version']} serving the bundled bigram model, by nox -s peers"
     record(report, FIXTURES / peer.name, source)
-    return entry
 
 
 if __name__ == "__main__":
