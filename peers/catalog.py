@@ -101,11 +101,12 @@ def _omni(venv: Path, model: Path, port: int) -> list[str]:
     return [str(venv_python(venv)), str(ROOT / "peers" / "omni_start.py"), str(port)]
 
 
-EMPTY_CACHE = str(PEERS / "hf-cache")  # mlx_lm.server: an existing empty folder, or /v1/models has no body
+EMPTY = PEERS / "hf-cache"  # mlx_lm.server: an existing empty folder, or /v1/models has no body (made before it starts)
+EMPTY_CACHE = str(EMPTY)
 
 CATALOG: list[Peer] = [
     Peer("mlx-lm-server", "mlx_lm.server", [["install", "-q", MLX, "mlx-lm==0.32.2"]], _mlx_lm, _version("mlx-lm"),
-         env={"HF_HUB_CACHE": EMPTY_CACHE, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}),
+         env={"HF_HUB_CACHE": EMPTY_CACHE, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}, dirs=[EMPTY]),
     Peer("litellm-proxy", "LiteLLM proxy (in front of mlx_lm.server)",
          [["install", "-q", "litellm[proxy]==1.108.7"]], _litellm, _version("litellm"),
          env={"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_MASTER_KEY": LITELLM_KEY},
@@ -113,7 +114,7 @@ CATALOG: list[Peer] = [
     Peer("transformers-serve", "transformers serve",
          [["install", "-q", "torch==2.13.0"],  # the CPU wheel (torch-2.13.0+cpu) the machine's find-links offer
           ["install", "-q", "transformers[serving]==5.24.0"]], _transformers, _version("transformers"),
-         env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_CACHE": EMPTY_CACHE}),
+         env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_CACHE": EMPTY_CACHE}, dirs=[EMPTY]),
     Peer("llama-cpp-python", "llama-cpp-python server",
          [["install", "-q", "--no-binary", "llama-cpp-python", "llama-cpp-python[server]==0.3.36"]],
          _llama_cpp_python,
@@ -128,7 +129,7 @@ CATALOG: list[Peer] = [
            "sse-starlette>=2.1.3,<3", "transformers>=5.5.0,<5.9", "uvicorn>=0.34.0,<0.35"],
           ["install", "-q", "--no-deps", "mlx-omni-server==0.5.3"]],  # its audio and image extras never resolve
          _omni, _version("mlx-omni-server"), model_arg=True,
-         env={"HF_HUB_CACHE": EMPTY_CACHE, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}),
+         env={"HF_HUB_CACHE": EMPTY_CACHE, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}, dirs=[EMPTY]),
 ]
 
 # Servers the issue names that cannot be had here, with what was checked (reports/peers.json and the matrix say so).

@@ -49,6 +49,7 @@ class Peer:
     model_arg: bool = False  # the suite names the model by its path (`--model`): the server lists none it serves
     install_env: dict[str, str] = field(default_factory=dict)  # the environment of its pip installs
     build: Callable[[Path, Path], None] | None = None  # (venv, log): a build step after the pip installs
+    dirs: list[Path] = field(default_factory=list)  # folders that must exist before it starts (made empty)
 
 
 def venv_python(venv: Path) -> Path:
@@ -132,13 +133,21 @@ def verdicts(results: Path) -> dict[str, str]:
 
 
 def run_suite(base_url: str, report_dir: Path, extra: list[str]) -> tuple[float, int]:
+    """One `conformance run` into report_dir; the reports of an earlier run are removed first, so a run that
+    writes none is an error here, never an old verdict read again."""
     if report_dir.exists():
         shutil.rmtree(report_dir / "wire", ignore_errors=True)
         shutil.rmtree(report_dir / "reproducers", ignore_errors=True)
+        for name in ("results.json", "junit.xml", "report.md", "report.html"):
+            (report_dir / name).unlink(missing_ok=True)
     start = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "conformance", "run", "--base-url", base_url, "--report-dir",
                            str(report_dir), *extra], capture_output=True, text=True, check=False)
+    report_dir.mkdir(parents=True, exist_ok=True)
     (report_dir / "run.log").write_text(proc.stdout[-20000:] + proc.stderr[-5000:])
+    if not (report_dir / "results.json").exists():
+        said = (proc.stderr.strip() or proc.stdout.strip() or f"exit {proc.returncode}").splitlines()[-1]
+        raise RuntimeError(f"the suite wrote no results ({said})")
     return time.monotonic() - start, proc.returncode
 
 
@@ -162,6 +171,8 @@ def serve_and_run(peer: Peer, by_name: dict[str, Peer], report_dir: Path, log: P
         venv = PEERS / peer.name
         model = peer.prepare(venv, model_dir()) if peer.prepare else model_dir()
         env = dict(peer.env)
+        for folder in peer.dirs:
+            folder.mkdir(parents=True, exist_ok=True)
         if peer.backend is not None:  # a proxy: its backend first
             backend = by_name[peer.backend]
             bvenv = ensure_venv(backend, log)
