@@ -72,6 +72,21 @@ def ensure_venv(peer: Peer, log: Path) -> Path:
     return install_venv(venv, peer.install, log, peer.install_env, peer.build, wanted)
 
 
+def clear_venv(venv: Path) -> None:
+    """Empty a venv whose marker is missing or differs: an install cut short leaves packages pip then calls
+    installed (a console script missing), so it starts again from nothing. A `build` folder is kept: cmake
+    resumes its own build where it stopped."""
+    if not venv.exists():
+        return
+    for part in venv.iterdir():
+        if part.name == "build":
+            continue
+        if part.is_dir() and not part.is_symlink():
+            shutil.rmtree(part)
+        else:
+            part.unlink()
+
+
 def install_venv(venv: Path, install: list[list[str]], log: Path, env: dict[str, str] | None = None,
                  build: Callable[[Path, Path], None] | None = None, wanted: str | None = None) -> Path:
     """A venv with these pip installs (and a build step), done once: a marker records what was installed."""
@@ -79,8 +94,8 @@ def install_venv(venv: Path, install: list[list[str]], log: Path, env: dict[str,
     wanted = wanted if wanted is not None else json.dumps(install)
     if marker.exists() and marker.read_text() == wanted:
         return venv
-    if not venv_python(venv).exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    clear_venv(venv)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     with log.open("a") as out:
         for args in [["install", "-q", "--upgrade", "pip"], *install]:
             subprocess.run([str(venv_python(venv)), "-m", "pip", *args], check=True, stdout=out, stderr=out,

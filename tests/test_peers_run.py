@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from peers.catalog import CATALOG, EMPTY
-from peers.run import run_suite
+from peers.run import clear_venv, run_suite
 
 
 def _closed_port() -> int:
@@ -33,3 +33,17 @@ def test_peers_that_read_the_empty_hub_cache_have_it_made() -> None:
     for peer in CATALOG:
         if peer.env.get("HF_HUB_CACHE") == str(EMPTY):
             assert EMPTY in peer.dirs, peer.name
+
+
+def test_a_venv_left_by_an_install_cut_short_is_emptied_but_its_build_kept(tmp_path: Path) -> None:
+    venv = tmp_path / "litellm-proxy"
+    (venv / "lib" / "site-packages" / "litellm").mkdir(parents=True)
+    (venv / "bin").mkdir()
+    (venv / "bin" / "python").symlink_to("/nonexistent/python")
+    (venv / "pyvenv.cfg").write_text("home = /nowhere\n")
+    (venv / "build" / "bin").mkdir(parents=True)
+    (venv / "build" / "CMakeCache.txt").write_text("cached\n")
+    clear_venv(venv)
+    assert sorted(p.name for p in venv.iterdir()) == ["build"]
+    assert (venv / "build" / "CMakeCache.txt").read_text() == "cached\n"
+    clear_venv(tmp_path / "absent")  # nothing there: nothing to do
