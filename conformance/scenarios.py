@@ -272,9 +272,9 @@ def _scenarios() -> list[Scenario]:
                                                       intent=Intent.OVERSIZED), kind="followup",
           description="A 16 MiB body, its bulk in the user field: the size is what is refused (413), and a server "
           "without a body limit parses it and answers rather than tokenizing 16 MiB."),
-        s("error-json-text-plain", "errors", lambda c: Request(
-            content=json.dumps({"model": c.model, "messages": HELLO, "max_tokens": 8}).encode(),
-            intent=Intent.JSON_AS_TEXT, headers={"Content-Type": "text/plain"}),
+        s("error-json-text-plain", "errors", lambda c: _raw(
+            c, json.dumps({"model": c.model, "messages": HELLO, "max_tokens": 8}).encode(), Intent.JSON_AS_TEXT,
+            "text/plain"),
           description="A valid JSON body labelled text/plain (what a web page may post without a CORS preflight): "
           "refused with a 4xx."),
         s("error-wrong-content-type", "errors", lambda c: _raw(c, b"hello", Intent.WRONG_CONTENT_TYPE, "text/plain"),

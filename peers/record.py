@@ -32,6 +32,11 @@ def _elide(value: Any) -> Any:
     return value
 
 
+def source(title: str, version: str) -> str:
+    """Where a peer's fixtures came from, as their sidecars say it."""
+    return f"recorded from {title} {version} serving the bundled bigram model, by nox -s peers"
+
+
 def record(report_dir: Path, out: Path, source: str) -> dict[str, list[str]]:
     """Write the fixtures; return each scenario's failing rules (as judged offline from the fixture)."""
     from dataclasses import replace
@@ -54,12 +59,12 @@ def record(report_dir: Path, out: Path, source: str) -> dict[str, list[str]]:
             ex = replace(ex, request=_elide(ex.request))
         name = outcome.scenario.name
         meta = sidecar(ex, source, profile)
-        failed = sorted(v.rule.id for v in evaluate(analyze(ex, profile)) if v.outcome == "failed")
+        analysis = analyze(ex, profile)
+        failed = sorted(v.rule.id for v in evaluate(analysis) if v.outcome == "failed")
         missing = sorted(set(live.get(name, [])) - set(failed) - _judged_elsewhere(outcome, profile))
         if missing:  # a verdict of the live run that this exchange alone does not give: say so, never hide it
             meta["description"] += f"; the live run also failed {', '.join(missing)} on its other exchanges"
-        fmt = analyze(ex, profile).format
-        (out / f"{name}{SUFFIX.get(fmt, '.body')}").write_bytes(ex.body)
+        (out / f"{name}{SUFFIX.get(analysis.format, '.body')}").write_bytes(ex.body)
         (out / f"{name}.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         found[name] = failed
     return found
@@ -89,9 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     report = ROOT / "reports" / args.server
     runs = report / "RUNS.json"
     title = json.loads(runs.read_text()) if runs.exists() else {}
-    source = args.source or (f"recorded from {title.get('title', args.server)} {title.get('version', '')} serving the "
-                             "bundled bigram model (reference_server/model.py), by nox -s peers").replace("  ", " ")
-    found = record(report, FIXTURES / args.server, source)
+    found = record(report, FIXTURES / args.server,
+                   args.source or source(title.get("title", args.server), title.get("version", "")).replace("  ", " "))
     failing = sorted({r for rules in found.values() for r in rules})
     print(f"{len(found)} fixtures in {FIXTURES / args.server}; failing rules: {', '.join(failing) or 'none'}")
     return 0

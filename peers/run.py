@@ -326,10 +326,9 @@ def rejudge(peer: Peer) -> dict[str, object]:
 def record_fixtures(peer: Peer, report: Path, entry: dict[str, object]) -> None:
     """RUNS.json beside the report, and fixtures/<server>/ from its wire log."""
     (report / "RUNS.json").write_text(json.dumps(entry, indent=2) + "\n")
-    from peers.record import FIXTURES, record
+    from peers.record import FIXTURES, record, source
 
-    source = f"recorded from {peer.title} {entry['version']} serving the bundled bigram model, by nox -s peers"
-    record(report, FIXTURES / peer.name, source)
+    record(report, FIXTURES / peer.name, source(peer.title, str(entry["version"])))
 
 
 if __name__ == "__main__":

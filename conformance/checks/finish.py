@@ -100,10 +100,15 @@ def length_finish(a: Analysis) -> Iterator[Finding]:
                           "length")
 
 
+def _sequences(a: Analysis) -> list[str]:
+    """The request's stop sequences (a string, or the non-empty strings of a list)."""
+    stop = a.request["stop"]
+    return [stop] if isinstance(stop, str) else [s for s in stop if isinstance(s, str) and s]
+
+
 @check("FIN-008", when=(chat_answer, lambda a: bool(a.request.get("stop"))))
 def stop_sequences(a: Analysis) -> Iterator[Finding]:
-    stop = a.request["stop"]
-    sequences = [stop] if isinstance(stop, str) else [s for s in stop if isinstance(s, str) and s]
+    sequences = _sequences(a)
     for choice in a.assembled.choices.values():
         for seq in sequences:
             if seq in choice.content:
@@ -127,8 +132,7 @@ def length_at_cap(a: Analysis) -> Iterator[Finding]:
 @check("FIN-011", when=(chat_answer, lambda a: a.exchange.observations.unstopped is not None
                         and bool(a.request.get("stop"))))
 def stopped_at_sequence(a: Analysis) -> Iterator[Finding]:
-    stop = a.request["stop"]
-    sequences = [stop] if isinstance(stop, str) else [s for s in stop if isinstance(s, str) and s]
+    sequences = _sequences(a)
     unstopped = a.exchange.observations.unstopped or ""
     cut = min((i for i in (unstopped.find(seq) for seq in sequences) if i >= 0), default=None)
     if cut is None:

@@ -38,6 +38,14 @@ HEAVY = frozenset({"error-context-overflow", "error-oversized"})
 CLOCK_SPAN_S = 1.3  # how long the clock scenario's stream should last
 CLOCK_MAX_TOKENS = 1536
 LOST = frozenset({"protocol error", "transport error", "connect error"})  # the connection failed, not a limit
+ALONE = frozenset({"disconnect", "cancel", "burst"})
+BURST = 12
+REFUSAL_GRACE = 0.5  # after the burst's first refusal, how long the other answers have to arrive
+RUN_TIMEOUT = "run timeout"
+# seed 003 §6: servers list embedding, reranking, speech and image models beside chat ones; no field tells them
+# apart, the practical filter is the name. Discovery takes the first id that does not look like one.
+NOT_CHAT = re.compile(r"embed|rerank|bge|clip|whisper|tts|asr|speech|audio|image|flux|sdxl|diffusion", re.IGNORECASE)
+Emit = Callable[[ev.Event], None]
 
 
 class Gate:
@@ -84,14 +92,6 @@ class Gate:
                 with self._cond:
                     self._writer = False
                     self._cond.notify_all()
-ALONE = frozenset({"disconnect", "cancel", "burst"})
-BURST = 12
-REFUSAL_GRACE = 0.5  # after the burst's first refusal, how long the other answers have to arrive
-RUN_TIMEOUT = "run timeout"
-# seed 003 §6: servers list embedding, reranking, speech and image models beside chat ones; no field tells them
-# apart, the practical filter is the name. Discovery takes the first id that does not look like one.
-NOT_CHAT = re.compile(r"embed|rerank|bge|clip|whisper|tts|asr|speech|audio|image|flux|sdxl|diffusion", re.IGNORECASE)
-Emit = Callable[[ev.Event], None]
 
 
 @dataclass

@@ -159,13 +159,15 @@ def test_a_429_asking_for_a_long_wait_stands() -> None:
     assert ex.status == 429 and ex.observations.retried is None
 
 
+# one event, no choice finished, then [DONE]: how llama-cpp-python 0.3.36 ends a stream it interrupts
+INTERRUPTED = (b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,'
+               b'"delta":{"role":"assistant"},"finish_reason":null}]}\n\ndata: [DONE]\n\n')
+
+
 def _cut_chunked(conn: socket.socket) -> None:
-    """A stream that sends one event and [DONE], then closes without the chunked body's last chunk (the
-    way llama-cpp-python 0.3.36 ends a stream it interrupts for another request)."""
-    event = b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,' \
-            b'"delta":{"role":"assistant"},"finish_reason":null}]}\n\ndata: [DONE]\n\n'
+    """The interrupted stream, then a close without the chunked body's last chunk."""
     conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
-                 + f"{len(event):x}\r\n".encode() + event + b"\r\n")
+                 + f"{len(INTERRUPTED):x}\r\n".encode() + INTERRUPTED + b"\r\n")
 
 
 def test_a_lost_connection_is_sent_again_alone_and_reported() -> None:
@@ -237,14 +239,12 @@ def test_the_gate_runs_a_resend_with_nothing_else_in_flight() -> None:
 
 def test_a_stream_cut_short_is_sent_again_alone() -> None:
     seen = {"chat": 0}
-    cut = (b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,'
-           b'"delta":{"role":"assistant"},"finish_reason":null}]}\n\ndata: [DONE]\n\n')
 
     def interrupting(conn: socket.socket, req: Req) -> None:  # llama-cpp-python's interrupt_requests
         if req.path.endswith("/chat/completions"):
             seen["chat"] += 1
             if seen["chat"] == 1:
-                conn.sendall(sse_head() + cut)
+                conn.sendall(sse_head() + INTERRUPTED)
                 return
         answer(conn, req)
 
