@@ -1,11 +1,14 @@
-"""Peak RSS and wall time of `conformance run` against each hostile server (tests/hostile/servers.py),
+"""Peak RSS, wall time and harm of `conformance run` against each hostile server (tests/hostile/servers.py),
 side by side with a run against the bundled reference server, in one run.
 
-    python benchmarks/hostile.py [--timeout 2]
+    python benchmarks/hostile.py [--timeout 10] [--only NAME ...]
 
 Each run is its own process, capped at 3 GiB of address space and measured by GNU time (peak RSS of
-that process alone: the servers run elsewhere). The reference run is the full suite; hostile runs are the full suite too, so the
-figures compare like with like.
+that process alone: the servers run elsewhere). The reference run is the full suite; hostile runs are the full suite
+too, so the figures compare like with like. Every run is given an API key; the harm column (tests/hostile/harm.py)
+names what the server achieved: a traceback, an unmasked key in any written file or on the terminal, a raw escape
+on the terminal, a request sent to a path the suite did not choose. Servers whose model ids are the attack are run
+without --model (the suite discovers and prints them).
 """
 
 from __future__ import annotations
@@ -20,7 +23,27 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from conformance.servers import reference  # noqa: E402
+from tests.hostile.harm import harms  # noqa: E402
 from tests.hostile.servers import SERVERS, HostileServer, bomb  # noqa: E402
+
+KEY = "sk-proj-Hostile0Echo1Key2Secret3"
+DISCOVERED = frozenset({"surrogates", "control-characters", "key-forms", "many-models"})  # run without --model
+STOPS_ANSWERING = frozenset({"slowloris", "silent"})
+SHOWN = {  # how the README's table names each server
+    "endless": "endless body on every path, `/health` too", "giant-line": "one endless data line",
+    "slowloris": "slowloris (the head, a byte every 0.5 s)", "dribbling-health": "`/health` dribbling a byte a second",
+    "reset": "TCP reset on chat", "silent": "silent accept on chat", "sluggish": "a second before each chat answer",
+    "gzip-bomb": "gzip bomb (256 MiB of zeros)", "double-gzip-bomb": "double gzip bomb (1.8 KB on the wire)",
+    "huge-headers": "a megabyte of response headers", "drop-on-bad-input": "connection dropped on bad input",
+    "echo-key": "the key echoed everywhere", "works-on-bad-input": "bad input worked on (200 and keep-alive comments)",
+    "surrogates": "lone surrogates and invalid UTF-8 in every string, ids and headers",
+    "control-characters": "ESC/OSC/C1/bidi controls in model ids, chunk ids (`../`, `?`, `#`, `%2F`), text, headers",
+    "key-forms": "the key split across events, JSON-escaped, without `sk-proj-`, in headers and NDJSON",
+    "million-chunks": "a million one-token chunks per stream", "comment-flood": "comment lines for ever",
+    "informational-forever": "1xx responses for ever", "length-beyond-body": "Content-Length beyond the body",
+    "deep-nesting": "JSON nested 100,000 deep", "huge-integers": "integers of 100,000 digits",
+    "many-models": "200,000 models (no `--model`)",
+}
 
 MEMORY_CAP = 3 * 1024**3  # address space of each measured run: a regression fails there, not on the machine
 
@@ -29,37 +52,41 @@ def _cap_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
 
-def measure(base_url: str, timeout: float, model: str | None, key: str | None = None) -> tuple[float, float, int]:
-    """(peak RSS in MB, wall seconds, exit code) of one full run."""
+def measure(base_url: str, timeout: float, model: str | None, targets: list[str] | None = None,
+            ) -> tuple[float, float, int, str]:
+    """(peak RSS in MB, wall seconds, exit code, harm) of one full run."""
     with tempfile.TemporaryDirectory() as out, tempfile.NamedTemporaryFile("r", suffix=".time") as stats:
         argv = ["/usr/bin/time", "-f", "%M %e", "-o", stats.name, sys.executable, "-m", "conformance", "run",
-                "--base-url", base_url, "--timeout", str(timeout), "--report-dir", out]
+                "--base-url", base_url, "--timeout", str(timeout), "--report-dir", out, "--api-key", KEY]
         if model:
             argv += ["--model", model]
-        if key:
-            argv += ["--api-key", key]
-        code = subprocess.run(argv, capture_output=True, check=False, timeout=1800, preexec_fn=_cap_memory).returncode
+        proc = subprocess.run(argv, capture_output=True, check=False, timeout=1800, preexec_fn=_cap_memory)
         rss_kb, wall = stats.read().split()[-2:]
-    return int(rss_kb) / 1024, float(wall), code
+        harm = harms(proc.stdout + proc.stderr, Path(out), KEY, targets or [])
+    return int(rss_kb) / 1024, float(wall), proc.returncode, "; ".join(harm) or "none"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--timeout", type=float, default=2.0)
+    parser.add_argument("--timeout", type=float, default=10.0)
+    parser.add_argument("--only", action="append", choices=sorted(SERVERS), help="Run only these servers.")
     args = parser.parse_args()
     bomb(1), bomb(2)
     rows = []
     with reference() as ref:
         rows.append(("reference server", *measure(ref.base_url, args.timeout, None)))
     for name, behaviour in SERVERS.items():
+        if args.only and name not in args.only:
+            continue
         with HostileServer(behaviour) as server:
-            key = "sk-bench-echo-0123456789" if name == "echo-key" else None  # it answers 401 without one
-            rows.append((name, *measure(server.base_url, args.timeout, "m", key)))
+            rows.append((name, *measure(server.base_url, args.timeout, None if name in DISCOVERED else "m",
+                                        server.targets)))
     base = rows[0][1]
-    print(f"full suite, --timeout {args.timeout:g}; peak RSS of the suite's process")
-    print("| server | peak RSS | vs reference | wall time | exit |\n|---|---:|---:|---:|---:|")
-    for name, rss, wall, code in rows:
-        print(f"| {name} | {rss:.0f} MB | {rss / base:.2f}x | {wall:.1f} s | {code} |")
+    print(f"full suite, --timeout {args.timeout:g}; peak RSS of the suite's process; * stops answering")
+    print("| server | peak RSS | vs reference | wall time | exit | harm |\n|---|---:|---:|---:|---:|---|")
+    for name, rss, wall, code, harm in rows:
+        mark = " *" if name in STOPS_ANSWERING else ""
+        print(f"| {SHOWN.get(name, name)}{mark} | {rss:.0f} MB | {rss / base:.2f}x | {wall:.1f} s | {code} | {harm} |")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import click
 
 from conformance import __version__
 from conformance.errors import EXIT_CODES_HELP, ConformanceError, ExitCode
+from conformance.untrusted import json_text, one_line, printable
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = (int(c) for c in ExitCode)
 
@@ -35,7 +36,7 @@ class UsageFailure(click.ClickException):
     exit_code = EXIT_USAGE
 
     def show(self, file: object = None) -> None:
-        click.echo(f"conformance: {self.format_message()}", err=True)
+        click.echo(f"conformance: {one_line(self.format_message())}", err=True)
 
 
 def _profiles() -> list[str]:
@@ -89,7 +90,7 @@ def inspect(stream: Path, request: Path | None, headers: Path | None, path: str 
         raise UsageFailure(str(exc)) from None
     result = inspect_exchange(exchange, profile)
     if fmt == "json":
-        click.echo(json.dumps(to_json(result), indent=2, ensure_ascii=False))
+        click.echo(json_text(to_json(result), indent=2))
     else:
         print_inspection(result)
     sys.exit(EXIT_FAILED if result.must_failed else EXIT_OK)
@@ -186,11 +187,13 @@ def _drive(settings: Any, make_events: Any, verbose: bool, out: Path | None = No
             if isinstance(event, RunFinished):
                 result = event.result
     except ConformanceError as exc:
-        click.echo(f"conformance: {scrub.text(str(exc))}", err=True)
+        click.echo(f"conformance: {one_line(scrub.text(str(exc)))}", err=True)
         sys.exit(int(exc.exit_code))
     except KeyboardInterrupt:
         click.echo("conformance: interrupted; no report written", err=True)
         sys.exit(130)
+    except Exception as exc:  # a bug of the suite's own: one sentence, the traceback kept beside the reports
+        _crashed(exc, out or settings.report_dir, scrub)
     assert result is not None
     report_dir = out or settings.report_dir
     if report_dir is not None:
@@ -204,6 +207,25 @@ def _drive(settings: Any, make_events: Any, verbose: bool, out: Path | None = No
         wire = f"; wire log: {report_dir}/wire" if (report_dir / "wire" / "run.json").is_file() else ""
         progress.line(f"reports: {report_dir}/results.json, junit.xml, report.md, report.html{wire}")
     sys.exit(int(ExitCode.FAILED if result.failed_gate() else ExitCode.OK))
+
+
+def _crashed(exc: Exception, report_dir: Path | None, scrub: Any) -> None:
+    """An error of the suite itself (never of the server: the engine turns everything a server does into
+    findings): one sentence on stderr, the traceback in ``crash.txt`` in the report dir, exit 1."""
+    import traceback
+
+    where = ""
+    if report_dir is not None:
+        try:
+            report_dir.mkdir(parents=True, exist_ok=True)
+            (report_dir / "crash.txt").write_text(printable(scrub.text("".join(traceback.format_exception(exc)))),
+                                                  encoding="utf-8")
+            where = f"; the traceback is in {report_dir / 'crash.txt'}"
+        except OSError:
+            pass
+    click.echo(f"conformance: internal error, please report it: {one_line(scrub.text(f'{type(exc).__name__}: {exc}'))}"
+               f"{where}", err=True)
+    sys.exit(int(ExitCode.FAILED))
 
 
 @cli.command(epilog=EXIT_CODES_HELP)
@@ -449,12 +471,12 @@ def fuzz_client(pattern: str, chunkings: tuple[str, ...], seed: int, examples: i
                          examples=examples)
     wrong = [r for r in results if r.problems]
     if fmt == "json":
-        click.echo(json.dumps([{"fixture": r.fixture, "chunking": r.chunking, "cuts": r.cuts, "problems": r.problems}
-                               for r in results], indent=2))
+        click.echo(json_text([{"fixture": r.fixture, "chunking": r.chunking, "cuts": r.cuts, "problems": r.problems}
+                              for r in results], indent=2))
     else:
         for r in wrong:
             where = f" cut at {r.cuts}" if r.cuts else ""
-            click.echo(f"WRONG {r.fixture} [{r.chunking}{where}]: {'; '.join(r.problems)}")
+            click.echo(printable(f"WRONG {r.fixture} [{r.chunking}{where}]: {'; '.join(r.problems)}"))
         click.echo(f"{len(results) - len(wrong)} of {len(results)} runs assembled what the bytes say")
     sys.exit(EXIT_FAILED if wrong else EXIT_OK)
 
@@ -511,22 +533,22 @@ def fuzz(base_url: str | None, model: str | None, api_key: str | None, max_examp
                               vision=vision, kinds=tuple(k for k in KINDS if k in kinds) or KINDS)
         runner = Runner(settings)
         try:
-            result = ServerFuzzer(runner, config, log=lambda line: click.echo(scrub.text(line)) if verbose or
+            result = ServerFuzzer(runner, config, log=lambda line: click.echo(printable(scrub.text(line))) if verbose or
                                   not line.startswith("  ") else None).run(bodies=report_dir / "reproducers")
         finally:
             runner.close()
     except ConformanceError as exc:
-        click.echo(f"conformance: {scrub.text(str(exc))}", err=True)
+        click.echo(f"conformance: {one_line(scrub.text(str(exc)))}", err=True)
         sys.exit(int(exc.exit_code))
     finally:
         if server is not None:
             server.stop()
     write_all(result, report_dir, scrub)
     for line in summary_lines(result)[:-1]:  # no capabilities line: the fuzzer probes none
-        click.echo(scrub.text(line))
+        click.echo(printable(scrub.text(line)))
     for entry in failures(result):
-        click.echo(scrub.text(f"\n{entry.rule} [{entry.level}] {entry.scenario}: {entry.message}"))
-        click.echo(scrub.text(f"  reproduce: {entry.reproducer}"))
+        click.echo(printable(scrub.text(f"\n{entry.rule} [{entry.level}] {entry.scenario}: {entry.message}")))
+        click.echo(printable(scrub.text(f"  reproduce: {entry.reproducer}")))
     click.echo(f"\nreports: {report_dir}/results.json, junit.xml, report.md, report.html")
     sys.exit(EXIT_FAILED if result.failed_gate() else EXIT_OK)
 

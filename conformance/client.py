@@ -15,6 +15,7 @@ connection the server reset after one answer never turns into a verdict about th
 from __future__ import annotations
 
 import json
+import re
 import socket
 import ssl
 import threading
@@ -30,6 +31,8 @@ import h11
 from conformance.exchange import Exchange
 from conformance.model import Intent
 from conformance.model.observations import Observations
+from conformance.secrets import Scrubber
+from conformance.untrusted import path_segment
 from conformance.wire.errors import WireError
 from conformance.wire.sse import SSEDecoder
 
@@ -93,6 +96,18 @@ def request_headers(req: Request, api_key: str | None = None) -> dict[str, str]:
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
     return headers
+
+
+def cancel_path(stream_id: str) -> str:
+    """The AFM cancel endpoint of a stream (seed 000), the id one percent-encoded path segment; ``ValueError`` for
+    an id that cannot be one (``untrusted.path_segment``)."""
+    segment = path_segment(stream_id)
+    if segment is None:
+        raise ValueError(f"{stream_id!r} cannot be one path segment")
+    return f"/v1/chat/completions/{segment}/cancel"
+
+
+TARGET = re.compile(r"/[!-~]*")  # what goes on the request line: printable ASCII, no space, as a path
 
 
 def join_url(base_url: str, path: str) -> str:
@@ -315,7 +330,8 @@ def _header(headers: tuple[tuple[str, str], ...], name: str) -> str | None:
 
 
 def record(base_url: str, req: Request, limits: Limits | None = None, api_key: str | None = None) -> Exchange:
-    """Send ``req`` on a fresh connection and record the exchange; never raises for what the server does."""
+    """Send ``req`` on a fresh connection and record the exchange; never raises for what the server does. The key
+    is masked in what is recorded, in every form ``Scrubber`` knows, before anything reads it."""
     limits = limits or Limits()
     headers = request_headers(req, api_key)
     clock = _Clock(limits)
@@ -324,6 +340,8 @@ def record(base_url: str, req: Request, limits: Limits | None = None, api_key: s
     prefix = urlsplit(base_url).path.rstrip("/")
     sock: socket.socket | None = None
     try:
+        if TARGET.fullmatch(prefix + req.path) is None:  # never sent: the suite builds every target it sends
+            raise _Abort("request error", f"the request target {(prefix + req.path)[:80]!r} is not printable ASCII")
         sock, authority = _connect(base_url, limits, clock)
         _exchange_http11(sock, authority, prefix + req.path, req, headers, limits, clock, got)
     except _Abort as stop:
@@ -336,12 +354,12 @@ def record(base_url: str, req: Request, limits: Limits | None = None, api_key: s
         if sock is not None:
             sock.close()
     got.obs["elapsed_s"] = round(clock.elapsed(), 4)
-    return Exchange(
+    return Scrubber((api_key,)).exchange(Exchange(
         request=req.body, body=bytes(got.body), status=got.status, headers=got.headers, method=req.method,
         path=req.path, request_headers=tuple((k.lower(), v) for k, v in headers.items()), http_version=got.version,
         arrivals=tuple(got.arrivals), intent=req.intent, scenario=req.scenario,
         observations=Observations.from_json(got.obs),
-    )
+    ))
 
 
 def record_http10(base_url: str, req: Request, limits: Limits, api_key: str | None = None) -> Exchange:
@@ -367,7 +385,7 @@ def record_http10(base_url: str, req: Request, limits: Limits, api_key: str | No
     finally:
         if sock is not None:
             sock.close()
-    return _parse_http10(bytes(raw), req, got, api_key)
+    return Scrubber((api_key,)).exchange(_parse_http10(bytes(raw), req, got, api_key))
 
 
 def _parse_http10(raw: bytes, req: Request, got: _Reading, api_key: str | None) -> Exchange:

@@ -193,9 +193,11 @@ class ConformanceState:
             self._fail(exc.exit_code, str(exc))
 
     def scrub(self, text: str) -> str:
+        """Text for pytest's terminal and reports: secrets masked, controls and invalid Unicode escaped."""
         from conformance.secrets import Scrubber
+        from conformance.untrusted import printable
 
-        return Scrubber(self.settings.secrets if self.settings else ()).text(text)
+        return printable(Scrubber(self.settings.secrets if self.settings else ()).text(text))
 
     def run(self) -> RunResult:
         """Run the engine once; later calls give the same result (or skip after an error)."""

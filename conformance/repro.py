@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import replace
 
-from conformance.client import Request, join_url, request_headers
+from conformance.client import Request, cancel_path, join_url, request_headers
 
 MAX_INLINE_BODY = 2048
 REDACTED = "Bearer <redacted>"
@@ -68,7 +68,7 @@ def printf_format(data: bytes) -> str:
 def _cancel_call(base_url: str, req: Request, api_key: str | None) -> str:
     """The cancel call for the stream ``req`` opened, by its X-Request-ID (seed 000)."""
     rid = req.headers.get("X-Request-ID", "ID")
-    return curl(base_url, Request(path=f"/v1/chat/completions/{rid}/cancel", body={}), api_key)
+    return curl(base_url, Request(path=cancel_path(rid), body={}), api_key)
 
 
 def scenario_script(kind: str, base_url: str, req: Request, api_key: str | None = None, body_file: str | None = None,

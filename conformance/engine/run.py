@@ -94,8 +94,8 @@ def _run_live(settings: Settings, reference: bool) -> Iterator[ev.Event]:
     duration = time.monotonic() - clock
     incomplete = None
     if runner.not_run:
-        incomplete = {"reason": f"the run timeout of {settings.run_timeout:g} s was reached",
-                      "not_run": sorted(runner.not_run, key=names.index)}
+        reason = runner.stopped or f"the run timeout of {settings.run_timeout:g} s was reached"
+        incomplete = {"reason": reason, "not_run": sorted(runner.not_run, key=names.index)}
     if settings.report_dir is not None and settings.wire_log:
         wirelog.save(settings.report_dir, wirelog.WireRun(TOOL, started, duration, runner.model,
                                                           settings_record(settings), incomplete),

@@ -20,17 +20,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-from conformance.client import ABANDONED, Limits, Request, record, record_http10
+from conformance.client import ABANDONED, Limits, Request, cancel_path, record, record_http10
 from conformance.engine import events as ev
 from conformance.errors import ConfigError, Unreachable
 from conformance.exchange import Exchange, analyze
 from conformance.model import BAD_INPUT, Intent
-from conformance.model.observations import Burst, Disconnect, Followup
+from conformance.model.observations import Burst, Disconnect, Followup, Observations
 from conformance.model.profiles import PROFILES
 from conformance.protocols.chat.payloads import answers
 from conformance.repro import MAX_INLINE_BODY, scenario_script
 from conformance.scenarios import HELLO, LONG, Context, Scenario, chat, context_tokens
 from conformance.settings import Settings, queue_wait
+from conformance.untrusted import path_segment as segment_of
 from conformance.wire.errors import WireError
 from conformance.wire.sse import SSEDecoder
 
@@ -42,6 +43,10 @@ ALONE = frozenset({"disconnect", "cancel", "burst"})
 BURST = 12
 REFUSAL_GRACE = 0.5  # after the burst's first refusal, how long the other answers have to arrive
 RUN_TIMEOUT = "run timeout"
+STOPPED = "the server stopped answering"  # why the remaining scenarios were cut (Runner.silent)
+SILENT_IN_A_ROW = 3  # requests in a row with no response within their limits: the server has stopped answering
+NO_RESPONSE = frozenset({"first-byte timeout", "idle timeout", "total timeout", "refusal deadline", "send timeout",
+                         "connect timeout"})
 # seed 003 §6: servers list embedding, reranking, speech and image models beside chat ones; no field tells them
 # apart, the practical filter is the name. Discovery takes the first id that does not look like one.
 NOT_CHAT = re.compile(r"embed|rerank|bge|clip|whisper|tts|asr|speech|audio|image|flux|sdxl|diffusion", re.IGNORECASE)
@@ -120,6 +125,8 @@ class Runner:
         self.deadline = time.monotonic() + settings.run_timeout  # the run's own bound (--run-timeout)
         self.gate = Gate()
         self.not_run: list[str] = []  # scenarios the run timeout left out or cut
+        self.silent = 0  # requests in a row that got no response within their time limits
+        self.stopped: str | None = None  # set once SILENT_IN_A_ROW requests in a row got none: the run is cut
         self.context: int | None = None  # the context length the server states, in tokens
         self.plain_first_event: float | None = None
         served = "unknown-model-served" in PROFILES[settings.profile].allows
@@ -133,8 +140,13 @@ class Runner:
     def send(self, req: Request, limits: Limits | None = None) -> Exchange:
         if limits is None:
             limits = self.settings.refusal if req.intent in self.refuse else self.settings.limits
+        if self.stopped is not None:  # the server has stopped answering: nothing more is sent, the scenario is cut
+            return Exchange(request=req.body, body=b"", status=None, headers=(), method=req.method, path=req.path,
+                            intent=req.intent, scenario=req.scenario,
+                            observations=Observations(aborted=RUN_TIMEOUT, error=self.stopped))
         start = time.monotonic()
         ex = self._record(req, limits)
+        self._count_silence(ex)
         tries, waited = 0, 0.0
         while (wait := retry_after(ex)) is not None and req.hold is None:
             # the request and its retries share one time limit, T (--timeout's total): the run's bound holds
@@ -188,7 +200,19 @@ class Runner:
         return record(self.base_url, req, limits, self.settings.api_key)
 
     def past_deadline(self) -> bool:
-        return time.monotonic() >= self.deadline
+        return time.monotonic() >= self.deadline or self.stopped is not None
+
+    def _count_silence(self, ex: Exchange) -> None:
+        """A server that stops answering (a silent accept, a slowloris) ends the run after SILENT_IN_A_ROW requests
+        in a row without a response, each at its own time limit, not after every scenario has waited out T."""
+        with self._lock:
+            if ex.status is not None:
+                self.silent = 0
+            elif ex.observations.aborted in NO_RESPONSE:
+                self.silent += 1
+                if self.silent >= SILENT_IN_A_ROW and self.stopped is None:
+                    self.stopped = (f"{STOPPED}: {self.silent} requests in a row got no response within their "
+                                    f"time limits (the last: {ex.observations.aborted})")
 
     def discover(self) -> str:
         """The model to use: --model, else the first id GET /v1/models lists. Raises ``Unreachable``."""
@@ -201,6 +225,11 @@ class Runner:
             listed: Any = json.loads(ex.body)
         except ValueError:
             listed = None
+        if not self.model and ex.observations.aborted is not None:
+            cut = (f"more than the byte cap of {limits.max_bytes:,} bytes" if ex.observations.aborted == "byte cap"
+                   else f"cut short ({ex.observations.aborted})")
+            raise ConfigError(f"{self.base_url}/v1/models answered {ex.status} with a model list {cut}, so no model "
+                              "could be chosen from it; pass --model")
         if not self.model:
             try:
                 ids = [str(entry["id"]) for entry in listed.get("data") or []]
@@ -266,7 +295,8 @@ class Runner:
         if sc.name == "stream-plain" and first.status == 200:
             self.plain_first_event = first_output_s(first)
         self.emit(ev.ScenarioFinished(sc.name, sc.category, first.status, round(elapsed, 3),
-                                      RUN_TIMEOUT if cut else first.observations.aborted, done, max(self.total, done)))
+                                      (STOPPED if self.stopped else RUN_TIMEOUT) if cut else first.observations.aborted,
+                                      done, max(self.total, done)))
         return None if cut else Outcome(sc, exchanges, self.reproducer(sc, req), elapsed)
 
     def reproducer(self, sc: Scenario, req: Request) -> str:
@@ -354,8 +384,7 @@ class Runner:
         thread = threading.Thread(target=lambda: result.append(self._send_signalling(req, first)))
         thread.start()
         first.wait(self.settings.limits.first_byte)
-        rid = req.headers.get("X-Request-ID", "")
-        call = self.send(Request(path=f"/v1/chat/completions/{rid}/cancel", body={}, intent=Intent.CANCEL,
+        call = self.send(Request(path=cancel_path(req.headers.get("X-Request-ID", "")), body={}, intent=Intent.CANCEL,
                                  scenario="cancel-endpoint/call"))
         thread.join(self.settings.limits.total + 5)
         return (result or []) + [call]
@@ -399,13 +428,20 @@ class Runner:
         stream's chatcmpl id: neither is a registered stream any more (seed 000: 404, cancelled: false)."""
         ex = self.send(req)
         rid = req.headers.get("X-Request-ID", "")
-        calls = [self.send(Request(path=f"/v1/chat/completions/{rid}/cancel", body={}, intent=Intent.CANCEL_COMPLETED,
+        calls = [self.send(Request(path=cancel_path(rid), body={}, intent=Intent.CANCEL_COMPLETED,
                                    scenario=f"{req.scenario}/call"))]
         chunks = analyze(ex, self.settings.profile).chunks if ex.status == 200 else []
         stream_id = chunks[0].value.get("id") if chunks and isinstance(chunks[0].value, dict) else None
-        if isinstance(stream_id, str) and stream_id and stream_id != rid and "/" not in stream_id:
-            calls.append(self.send(Request(path=f"/v1/chat/completions/{stream_id}/cancel", body={},
-                                           intent=Intent.CANCEL_COMPLETED, scenario=f"{req.scenario}/chatcmpl")))
+        if isinstance(stream_id, str) and stream_id and stream_id != rid:
+            # the server's id goes into the path as one percent-encoded segment: whatever it holds (../, ?, #, %2F,
+            # controls) it names this stream, never another path of the server; one that cannot be a segment
+            # (a dot segment, a lone surrogate) is not sent, and the exchange says why
+            if segment_of(stream_id) is None:
+                ex = replace(ex, observations=ex.observations.with_(
+                    not_sent=f"the cancel call for the stream's id {stream_id!r}: it cannot be one path segment"))
+            else:
+                calls.append(self.send(Request(path=cancel_path(stream_id), body={}, intent=Intent.CANCEL_COMPLETED,
+                                               scenario=f"{req.scenario}/chatcmpl")))
         return [ex, *calls]
 
     def _send_signalling(self, req: Request, first: threading.Event) -> Exchange:

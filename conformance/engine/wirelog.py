@@ -23,6 +23,7 @@ from conformance.model import Intent
 from conformance.model.observations import Observations
 from conformance.scenarios import BY_NAME
 from conformance.secrets import Scrubber
+from conformance.untrusted import json_text
 
 FORMAT = 1
 WIRE_DIR = "wire"
@@ -64,12 +65,12 @@ def save(directory: Path, run: WireRun, outcomes: list[Outcome], scrub: Scrubber
         listed.append({"scenario": outcome.scenario.name, "elapsed_s": outcome.elapsed_s,  # exact: reports round it
                        "reproducer": scrub.text(outcome.reproducer), "exchanges": files})
     doc = {"format": FORMAT, **asdict(run), "outcomes": listed}
-    (wire / "run.json").write_text(scrub.text(json.dumps(doc, indent=1, ensure_ascii=False)) + "\n", encoding="utf-8")
+    (wire / "run.json").write_text(scrub.text(json_text(doc, indent=1)) + "\n", encoding="utf-8")
     return wire
 
 
 def _save_exchange(wire: Path, stem: str, ex: Exchange, scrub: Scrubber) -> None:
-    request_text = json.dumps(ex.request, ensure_ascii=False)
+    request_text = json_text(ex.request)
     meta: dict[str, Any] = {
         "method": ex.method, "path": ex.path, "scenario": ex.scenario, "intent": ex.intent,
         "request_http_version": ex.request_http_version,
@@ -83,8 +84,7 @@ def _save_exchange(wire: Path, stem: str, ex: Exchange, scrub: Scrubber) -> None
     else:
         meta["request_file"] = f"{stem}.request.json.gz"
         (wire / meta["request_file"]).write_bytes(gzip.compress(scrub.text(request_text).encode("utf-8"), 6))
-    (wire / f"{stem}.json").write_text(scrub.text(json.dumps(meta, indent=1, ensure_ascii=False)) + "\n",
-                                       encoding="utf-8")
+    (wire / f"{stem}.json").write_text(scrub.text(json_text(meta, indent=1)) + "\n", encoding="utf-8")
     (wire / f"{stem}.body").write_bytes(scrub.data(ex.body))
 
 

@@ -65,6 +65,7 @@ class Observations:
     burst: Burst | None = None
     retried: str | None = None  # the suite sent the request again: why (a 429 with Retry-After, waited out)
     unstopped: str | None = None  # the answer to the same request without its stop sequences (FIN-011)
+    not_sent: str | None = None  # a request the scenario would make from the server's data and did not: why
 
     def with_(self, **changes: Any) -> Observations:
         return replace(self, **changes)
@@ -87,7 +88,8 @@ class Observations:
     def from_json(cls, doc: dict[str, Any] | None) -> Observations:
         doc = doc or {}
         known = {"aborted", "error", "elapsed_s", "disconnected_after_events", "followup_status", "liveness_status",
-                 "unknown_field", "headers_unknown", "disconnect", "capability", "burst", "retried", "unstopped"}
+                 "unknown_field", "headers_unknown", "disconnect", "capability", "burst", "retried", "unstopped",
+                 "not_sent"}
         unknown = sorted(set(doc) - known)
         if unknown:
             raise ValueError(f"unknown observation {unknown[0]!r}")
@@ -103,5 +105,5 @@ class Observations:
             disconnect=Disconnect(**disconnect) if isinstance(disconnect, dict) else None,
             capability=CapabilityShown(**capability) if isinstance(capability, dict) else None,
             burst=Burst(**burst) if isinstance(burst, dict) else None, retried=doc.get("retried"),
-            unstopped=doc.get("unstopped"),
+            unstopped=doc.get("unstopped"), not_sent=doc.get("not_sent"),
         )

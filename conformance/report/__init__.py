@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from conformance.report.html import render_html
@@ -10,17 +9,20 @@ from conformance.report.junit import render_junit
 from conformance.report.markdown import render_markdown
 from conformance.results import RunResult
 from conformance.secrets import Scrubber
+from conformance.untrusted import json_text, printable
 
 
 def render_json(result: RunResult) -> str:
-    return json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n"
+    return json_text(result.to_json(), indent=2) + "\n"
 
 
 def write_all(result: RunResult, out: Path, scrub: Scrubber | None = None) -> list[Path]:
     """Write results.json, junit.xml, report.md and report.html into ``out``, every secret masked."""
     out.mkdir(parents=True, exist_ok=True)
-    files = {"results.json": render_json(result), "junit.xml": render_junit(result),
-             "report.md": render_markdown(result), "report.html": render_html(result)}
+    # server text is in every report: JSON carries it as escapes, the others show controls and invalid Unicode as
+    # visible escapes (the renderers escape for their own syntax: HTML, Markdown's tables and code, XML)
+    files = {"results.json": render_json(result), "junit.xml": printable(render_junit(result)),
+             "report.md": printable(render_markdown(result)), "report.html": printable(render_html(result))}
     paths = []
     for name, text in files.items():
         path = out / name

@@ -53,7 +53,8 @@ def run_notes(result: RunResult) -> list[str]:
     if result.incomplete is not None:
         missing = result.incomplete.get("not_run") or []
         notes.append(f"INCOMPLETE: {result.incomplete['reason']}; {len(missing)} scenario(s) not run or cut: "
-                     f"{where(missing)} (the run fails; raise --run-timeout)")
+                     f"{where(missing)} (the run fails; "
+                     f"{'check the server' if 'stopped answering' in result.incomplete['reason'] else 'raise --run-timeout'})")
     retried = [s["name"] for s in result.scenarios if s.get("retried")]
     if retried:
         notes.append(f"retried: {len(retried)} scenario(s) sent again (a 429 with Retry-After waited out, or a lost "

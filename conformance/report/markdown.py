@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from conformance.report.common import by_category, not_judged, run_notes, triage, verdict
 from conformance.results import RunResult
+from conformance.untrusted import md_cell, md_code, md_fence
 
 
 def render_markdown(result: RunResult) -> str:
@@ -11,7 +12,8 @@ def render_markdown(result: RunResult) -> str:
     summary = result.summary()
     lines = [
         f"# chat-conformance report: {verdict(result)}", "",
-        f"- Target: `{target['base_url']}`, model `{target['model']}`, profile `{target['profile']}`"
+        f"- Target: {md_code(str(target['base_url']))}, model {md_code(str(target['model']))}, "
+        f"profile {md_code(str(target['profile']))}"
         f"{', strict' if result.strict else ''}",
         f"- Tool: {result.tool['name']} {result.tool['version']}"
         f"{', rule set ' + result.tool['ruleset'] if 'ruleset' in result.tool else ''}; started {result.started_at}; "
@@ -24,13 +26,14 @@ def render_markdown(result: RunResult) -> str:
     if target["capabilities"]:
         lines += ["", "## Capabilities", "", "| capability | supported | how | evidence |", "|---|---|---|---|"]
     for name, cap in target["capabilities"].items():
-        lines.append(f"| {name} | {'yes' if cap['supported'] else 'no'} | {cap['source']} | {cap['evidence']} |")
+        lines.append(f"| {name} | {'yes' if cap['supported'] else 'no'} | {md_cell(str(cap['source']))} | "
+                     f"{md_cell(str(cap['evidence']))} |")
     if target.get("variants"):
         lines += ["", "Variants refused as documented (a 4xx naming the field; their rules are not judged):", ""]
-        lines += [f"- {scenario}: {why}" for scenario, why in target["variants"].items()]
+        lines += [f"- {scenario}: {md_cell(str(why))}" for scenario, why in target["variants"].items()]
     if target.get("features"):
         lines += ["", "## Feature variants", "", "| variant | state | scenario | evidence |", "|---|---|---|---|"]
-        lines += [f"| {name} | {f['state']} | {f['scenario']} | {f['evidence']} |"
+        lines += [f"| {md_cell(name)} | {f['state']} | {f['scenario']} | {md_cell(str(f['evidence']))} |"
                   for name, f in target["features"].items()]
     generated = [s for s in result.scenarios if "examples" in s]  # a conformance fuzz run
     if generated:
@@ -56,20 +59,20 @@ def render_markdown(result: RunResult) -> str:
         tag = " (known, in the baseline)" if f.known else "" if f.gating else " (does not fail the run)"
         lines += [f"### {f.rule} ({f.level}) {f.title}{tag}", "", f"- Source: {f.source}",
                   f"- Failed in {len(f.scenarios)} scenario(s): {f.where}", ""]
-        lines += ["```text", entry.message, "```"]
+        lines += md_fence(entry.message)
         ev = entry.evidence or {}
         if ev.get("status") is not None or ev.get("headers"):
             heads = ", ".join(f"{k}: {v}" for k, v in (ev.get("headers") or {}).items())
-            lines.append(f"Response: status {ev.get('status')}{'; ' + heads if heads else ''}")
+            lines.append(f"Response: status {ev.get('status')}{'; ' + md_cell(heads) if heads else ''}")
             lines.append("")
         if ev.get("excerpt"):
             lines += [f"Evidence ({entry.scenario}): event {ev.get('event_index')}, byte {ev.get('byte_offset')}:",
-                      "", "```text", ev["excerpt"], "```"]
-        lines += [f"Reproduce ({entry.scenario}):", "", "```sh", entry.reproducer, "```", ""]
+                      "", *md_fence(str(ev["excerpt"]))]
+        lines += [f"Reproduce ({entry.scenario}):", "", *md_fence(entry.reproducer, "sh"), ""]
     if not grouped:
         lines.append("None.")
     skipped = not_judged(result)
     if skipped:
         lines += ["", f"## Skipped and unsupported ({len(skipped)} rules)", "", "| rule | level | why |", "|---|---|---|"]
-        lines += [f"| {n.rule} {n.title} | {n.level} | {n.reason.replace('|', '/')} |" for n in skipped]
+        lines += [f"| {n.rule} {n.title} | {n.level} | {md_cell(n.reason)} |" for n in skipped]
     return "\n".join(lines) + "\n"

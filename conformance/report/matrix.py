@@ -16,6 +16,7 @@ from typing import Any
 from jinja2 import Environment, select_autoescape
 
 from conformance.rules import CATEGORIES, RULES
+from conformance.untrusted import md_cell, printable
 
 MARK = {"passed": "pass", "failed": "FAIL", "skipped": "skip", "error": "ERR", None: "—"}
 LEGEND = ("pass: judged and passed in every scenario that showed it; FAIL: failed in at least one scenario "
@@ -86,11 +87,11 @@ def write_matrix(docs: list[dict[str, Any]], sources: list[Path] | None, out: Pa
         groups.append((category, [row for row in rows if any(c is not None for c in row[1])]))
     differ = [(r, cells) for _, rows in groups for r, cells in rows if len({MARK[c] for c in cells}) > 1]
     notes = _not_in_matrix(out / "peers.json")
-    (out / "matrix.md").write_text(_markdown(columns, groups, differ, notes), encoding="utf-8")
+    (out / "matrix.md").write_text(printable(_markdown(columns, groups, differ, notes)), encoding="utf-8")
     env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
     html = env.from_string(HTML).render(columns=columns, groups=groups, differ=differ, mark=MARK, legend=LEGEND,
                                         notes=notes)
-    (out / "matrix.html").write_text(html, encoding="utf-8")
+    (out / "matrix.html").write_text(printable(html), encoding="utf-8")
     return [out / "matrix.md", out / "matrix.html"]
 
 
@@ -111,7 +112,7 @@ def _not_in_matrix(peers: Path) -> list[str]:
 
 
 def _markdown(columns: list[Column], groups: list[Any], differ: list[Any], notes: list[str] | None = None) -> str:
-    heads = [f"[{c.label}]({c.link})" if c.link else c.label for c in columns]
+    heads = [f"[{md_cell(c.label)}]({c.link})" if c.link else md_cell(c.label) for c in columns]
     md = ["# Compatibility matrix", "", "| server | verdict | must | should | advisory | passed | skipped | wall time |",
           "|---|---|---:|---:|---:|---:|---:|---:|"]
     md += [f"| {h} | {c.verdict} | {c.must} | {c.should} | {c.advisory} | {c.passed} | {c.skipped} | {c.seconds:.1f} s |"
@@ -119,7 +120,7 @@ def _markdown(columns: list[Column], groups: list[Any], differ: list[Any], notes
     if notes:
         md += ["", "Not in this matrix:", "", *[f"- {n}" for n in notes]]
     md += ["", f"Legend: {LEGEND}", "", f"## Differences ({len(differ)} rules)", ""]
-    table_head = ["| rule | level | " + " | ".join(c.label for c in columns) + " |", "|---|---|" + "---|" * len(columns)]
+    table_head = ["| rule | level | " + " | ".join(md_cell(c.label) for c in columns) + " |", "|---|---|" + "---|" * len(columns)]
     if differ:
         md += table_head + [f"| {r.id} {r.title} | {r.level} | " + " | ".join(MARK[c] for c in cells) + " |"
                             for r, cells in differ]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
+
+from conformance.untrusted import json_text, printable
 
 if TYPE_CHECKING:
     from conformance.inspect import Inspection
@@ -24,19 +25,19 @@ def print_inspection(result: Inspection, console: Console | None = None) -> None
     a = result.analysis
     events = events_json(a)
     out.print(f"[bold]{a.format.upper()}[/bold] body, {len(a.exchange.body)} bytes, {len(events)} events "
-              f"(profile {a.profile.name})")
+              f"(profile {printable(a.profile.name)})")
     table = Table(show_header=True, header_style="bold", box=None)
     for name in ("#", "offset", "type", "data"):
         table.add_column(name, overflow="fold" if name == "data" else "ellipsis")
     for event in events[:200]:
-        data = event.get("data", json.dumps(event.get("value"), ensure_ascii=False))
-        table.add_row(str(event["index"]), str(event["offset"]), str(event.get("type", "line")),
-                      str(data)[:160])
+        data = event.get("data", json_text(event.get("value")))
+        table.add_row(str(event["index"]), str(event["offset"]), printable(str(event.get("type", "line")), False),
+                      printable(str(data)[:160], False))
     if len(events) > 200:
         table.add_row("…", "", "", f"{len(events) - 200} more")
     out.print(table)
     out.print("[bold]Assembled[/bold]")
-    out.print_json(json.dumps(assembled_json(a), ensure_ascii=False))
+    out.print(printable(json_text(assembled_json(a), indent=2)), markup=False, highlight=False)
     findings = result.findings
     if not findings:
         out.print("[bold green]No findings.[/bold green]")
@@ -50,7 +51,7 @@ def print_inspection(result: Inspection, console: Console | None = None) -> None
             where.append(f"byte {f.byte_offset}")
         style = LEVEL_STYLE.get(f.level, "")
         out.print(f"[{style}]{f.level:8}[/{style}] {f.rule} ({f.category}) {', '.join(where)}")
-        out.print(f"         {f.message}", markup=False)
+        out.print(f"         {printable(f.message)}", markup=False, highlight=False)
 
 
 def summary_lines(result: RunResult) -> list[str]:
@@ -97,7 +98,9 @@ class LiveProgress:
         self.total = 0
 
     def line(self, text: str, style: str = "") -> None:
-        self.console.print(self.scrub(text), style=style or None, markup=False, highlight=False, soft_wrap=True)
+        """One line to the terminal: secrets masked, then every control and unencodable character escaped."""
+        self.console.print(printable(self.scrub(text)), style=style or None, markup=False, highlight=False,
+                           soft_wrap=True)
 
     def handle(self, event: object) -> None:
         from conformance.engine import events as ev

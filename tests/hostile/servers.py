@@ -32,6 +32,7 @@ class Req:
     path: str
     headers: dict[str, str]
     body: bytes
+    target: str = ""  # the request target exactly as it came (path, query and all)
 
     @property
     def key(self) -> str:
@@ -66,7 +67,7 @@ def _read_request(conn: socket.socket) -> Req | None:
         if not piece:
             break
         body += piece
-    return Req(method, path.split("?")[0], headers, body)
+    return Req(method, path.split("?")[0], headers, body, path)
 
 
 def send(conn: socket.socket, status: int, headers: dict[str, str], body: bytes) -> None:
@@ -134,6 +135,13 @@ def slowloris(conn: socket.socket, req: Req) -> None:
     for byte in sse_head():
         conn.sendall(bytes([byte]))
         time.sleep(0.5)
+
+
+def sluggish(conn: socket.socket, req: Req) -> None:
+    """An honest server that takes a second before each chat answer."""
+    if req.path.endswith("/chat/completions"):
+        time.sleep(1.0)
+    answer(conn, req)
 
 
 def dribbling_health(conn: socket.socket, req: Req) -> None:
@@ -220,11 +228,211 @@ def works_on_bad_input(conn: socket.socket, req: Req) -> None:
     answer(conn, req)
 
 
+# -- untrusted text: invalid Unicode, terminal escapes, ids that would steer a request path -------------------
+
+SURROGATE = "\ud800"  # a lone surrogate: json.dumps writes it as the escape \ud800, which json.loads gives back
+# clear the screen, retitle the window, plant an OSC 8 link, then overwrite the line above with a forged verdict;
+# C1 controls (CSI as one character, DCS, ST) and a right-to-left override
+NASTY = ("\x1b[2J\x1b[H\x1b]0;pwned\x07\x1b]8;;https://example.invalid/\x1b\\link\x1b]8;;\x1b\\"
+         "\r\x1b[1A\x1b[2KPASS  every rule passed\x9b31m\x90q\x9c\u202e")
+STEERING_IDS = ("../../v1/models", "x?y=1", "x#frag", "x%2Fy", "a b", "a\x01b\x1b[2J", "..", "x/../../health")
+
+
+def _dump(doc: object) -> bytes:
+    return json.dumps(doc).encode()  # ASCII: lone surrogates and controls as \u escapes
+
+
+def _tainted(text: str) -> Behaviour:
+    """A server that puts ``text`` in every string it controls: model ids, chunk ids, content, reasoning, tool names
+    and arguments, error messages, header values; chunk ids cycle through STEERING_IDS."""
+    counter = iter(range(1 << 30))
+
+    def behaviour(conn: socket.socket, req: Req) -> None:
+        model = f"m{text}"
+        # header values may carry obs-text (bytes 0x80-0xff), not C0 controls: h11 would refuse the whole response
+        note = "".join(c for c in text if c >= " ").encode("utf-8", "surrogatepass").decode("latin-1")
+        header = {"X-Note": note, "Content-Type": "application/json"}
+        if req.path.endswith("/v1/models"):
+            send(conn, 200, header, _dump({"object": "list", "data": [
+                {"id": model, "object": "model", "created": 0, "owned_by": text}]}))
+            return
+        if req.path == "/health":
+            send(conn, 200, header, _dump({"status": text}))
+            return
+        body = req.json()
+        if req.path.startswith("/api/"):
+            if req.path == "/api/tags":
+                send(conn, 200, header, _dump({"models": [{"name": model, "model": model}]}))
+                return
+            key = "message" if req.path == "/api/chat" else "response"
+            part = {"role": "assistant", "content": f"Hi {text}"} if key == "message" else f"Hi {text}"
+            lines = [{"model": model, key: part, "done": False},
+                     {"model": model, key: {"role": "assistant", "content": ""} if key == "message" else "",
+                      "done": True, "done_reason": text}]
+            send(conn, 200, {"Content-Type": "application/x-ndjson"}, b"".join(_dump(x) + b"\n" for x in lines))
+            return
+        if body is None or not isinstance(body.get("messages"), list):
+            send(conn, 400, header, _dump({"error": {"message": f"bad {text} input", "type": text, "code": text,
+                                                     "param": text}}))
+            return
+        ident = STEERING_IDS[next(counter) % len(STEERING_IDS)] + text
+        tools = body.get("tools")
+        delta: dict[str, object] = {"role": "assistant", "content": f"Hi {text}", "reasoning_content": text}
+        if tools:
+            delta = {"role": "assistant", "tool_calls": [{"index": 0, "id": f"call{text}", "type": "function",
+                                                          "function": {"name": f"get{text}",
+                                                                       "arguments": json.dumps({"a": text})}}]}
+        finish = "tool_calls" if tools else "stop"
+        if body.get("stream") is True:
+            def doc(d: dict[str, object], f: str | None) -> bytes:
+                return b"data: " + _dump({"id": ident, "object": "chat.completion.chunk", "created": 1,
+                                          "model": model, "system_fingerprint": text,
+                                          "choices": [{"index": 0, "delta": d, "finish_reason": f}]}) + b"\n\n"
+            raw = b'data: {"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[' \
+                  b'{"index":0,"delta":{"content":"\xff\xfe\xc3"},"finish_reason":null}]}\n\n'  # invalid UTF-8
+            conn.sendall(sse_head(f"X-Note: \xff{note}\r\n") + doc(delta, None) + raw + doc({}, finish)
+                         + b"data: " + _dump({"error": {"message": f"late {text}"}}) + b"\n\n" + b"data: [DONE]\n\n")
+            return
+        message = {k: v for k, v in delta.items() if k != "reasoning_content"}
+        send(conn, 200, header, _dump({"id": ident, "object": "chat.completion", "created": 1, "model": model,
+                                       "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                                       "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}))
+    behaviour.__doc__ = f"Every server-controlled string holds {text!r}; chunk ids cycle through path-steering ids."
+    return behaviour
+
+
+def key_forms(conn: socket.socket, req: Req) -> None:
+    """Echoes the API key in every form a reader could put back together: split across two events (content, tool
+    arguments, reasoning), JSON-escaped in whole and in part, without its public prefix, in headers, in NDJSON
+    frames, in error messages and in the model list."""
+    key = req.key.removeprefix("Bearer ")
+    if not key:
+        send(conn, 401, {"Content-Type": "application/json"}, b'{"error":{"message":"no key"}}')
+        return
+    escaped = "".join(f"\\u{ord(c):04x}" for c in key)
+    part = f"\\u{ord(key[0]):04X}{key[1:]}"  # upper-case hex, the rest literal
+    bare = key.split("-")[-1]  # the distinctive part, without sk-proj-
+    mid = len(key) // 2
+    heads = {"X-Echo": bare, "X-Echo-Escaped": escaped, "Content-Type": "application/json"}
+    if req.path.endswith("/v1/models"):
+        text = ('{"object":"list","data":[{"id":"m","object":"model","created":0,"owned_by":"' + escaped + '"}]}')
+        send(conn, 200, heads, text.encode())
+        return
+    if req.path.startswith("/api/"):
+        lines = [{"model": "m", "message": {"role": "assistant", "content": key[:mid]}, "done": False},
+                 {"model": "m", "message": {"role": "assistant", "content": key[mid:]}, "done": False},
+                 {"model": "m", "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop"}]
+        send(conn, 200, {"Content-Type": "application/x-ndjson", "X-Echo": bare},
+             b"".join(_dump(x) + b"\n" for x in lines))
+        return
+    body = req.json()
+    if body is None or not isinstance(body.get("messages"), list):
+        send(conn, 400, heads, ('{"error":{"message":"bad key ' + part + '","type":"invalid_request_error",'
+                                '"code":"invalid_value"}}').encode())
+        return
+    if body.get("stream") is not True:
+        send(conn, 200, heads, ('{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,'
+                                '"message":{"role":"assistant","content":"' + escaped + ' ' + bare + '"},'
+                                '"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,'
+                                '"total_tokens":2}}').encode())
+        return
+
+    def event(delta: str) -> bytes:
+        return (b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,'
+                b'"delta":' + delta.encode() + b',"finish_reason":null}]}\n\n')
+    call = '{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"'
+    conn.sendall(sse_head(f"X-Echo: {bare}\r\n")
+                 + event('{"role":"assistant","content":"' + key[:mid] + '"}') + event('{"content":"' + key[mid:] + '"}')
+                 + event('{"content":" ' + escaped + ' "}') + event('{"content":"' + part + '"}')
+                 + event('{"content":" ' + bare[:3] + '"}') + event('{"content":"' + bare[3:] + '"}')
+                 + event('{"reasoning_content":"' + key[:4] + '"}') + event('{"reasoning_content":"' + key[4:] + '"}')
+                 + event('{"tool_calls":[' + call + key[:6] + '"}}]}')
+                 + event('{"tool_calls":[{"index":0,"function":{"arguments":"' + key[6:] + '"}}]}')
+                 + b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,'
+                   b'"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
+
+
+# -- floods and pathological JSON ------------------------------------------------------------------------------
+
+TINY = (b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,'
+        b'"delta":{"content":"a"},"finish_reason":null}]}\n\n')
+
+
+def million_chunks(conn: socket.socket, req: Req) -> None:
+    """Every chat stream is a million one-token chunks, then its finish and [DONE] (a non-stream answer is honest)."""
+    body = req.json()
+    if not req.path.endswith("/chat/completions") or body is None or body.get("stream") is not True:
+        return answer(conn, req)
+    conn.sendall(sse_head())
+    batch = TINY * 1000
+    for _ in range(1000):
+        conn.sendall(batch)
+    conn.sendall(chunk({}, "stop") + b"data: [DONE]\n\n")
+
+
+def comment_flood(conn: socket.socket, req: Req) -> None:
+    """Every chat answer is an event stream of comment lines and nothing else, for ever."""
+    if not req.path.endswith("/chat/completions"):
+        return answer(conn, req)
+    conn.sendall(sse_head())
+    _forever(conn, b":\n" * 32768)
+
+
+def informational_forever(conn: socket.socket, req: Req) -> None:
+    """Every chat request gets 1xx responses, one after another, for ever, and never a final one."""
+    if not req.path.endswith("/chat/completions"):
+        return answer(conn, req)
+    _forever(conn, b"HTTP/1.1 102 Processing\r\n\r\n" * 256)
+
+
+def length_beyond_body(conn: socket.socket, req: Req) -> None:
+    """Every chat answer announces a megabyte and sends twenty bytes, then closes."""
+    if not req.path.endswith("/chat/completions"):
+        return answer(conn, req)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n"
+                 b'{"id":"c","choices":[')
+
+
+def _pathological(payload: bytes) -> Behaviour:
+    def behaviour(conn: socket.socket, req: Req) -> None:
+        body = req.json()
+        if not req.path.endswith("/chat/completions") or body is None:
+            return answer(conn, req)
+        if body.get("stream") is True:
+            conn.sendall(sse_head() + b"data: " + payload + b"\n\n" + chunk({"content": "x"}, "stop")
+                         + b"data: [DONE]\n\n")
+        else:
+            send(conn, 200, {"Content-Type": "application/json"}, payload)
+    return behaviour
+
+
+DEEP = b"[" * 100_000 + b"]" * 100_000
+DIGITS = (b'{"id":"c","object":"chat.completion.chunk","created":' + b"9" * 100_000 + b',"model":"m","choices":'
+          b'[{"index":' + b"1" * 100_000 + b',"delta":{"content":"x"},"finish_reason":null}]}')
+deep_nesting = _pathological(DEEP)
+deep_nesting.__doc__ = "Every chat answer (stream or not) holds a JSON array nested 100,000 deep."
+huge_integers = _pathological(DIGITS)
+huge_integers.__doc__ = "Every chat answer (stream or not) holds integers of 100,000 digits."
+
+
+def many_models(conn: socket.socket, req: Req) -> None:
+    """/v1/models lists 200,000 models (about 14 MB); everything else is honest."""
+    if not req.path.endswith("/v1/models"):
+        return answer(conn, req)
+    send(conn, 200, {"Content-Type": "application/json"}, b'{"object":"list","data":['
+         + b",".join(b'{"id":"model-%06d","object":"model","created":0,"owned_by":"h"}' % i for i in range(200_000))
+         + b"]}")
+
+
 SERVERS: dict[str, Behaviour] = {
     "endless": endless, "giant-line": giant_line, "slowloris": slowloris, "dribbling-health": dribbling_health,
-    "reset": reset, "silent": silent, "gzip-bomb": gzip_bomb(1), "double-gzip-bomb": gzip_bomb(2),
+    "reset": reset, "silent": silent, "sluggish": sluggish, "gzip-bomb": gzip_bomb(1), "double-gzip-bomb": gzip_bomb(2),
     "huge-headers": huge_headers, "drop-on-bad-input": drop_on_bad_input, "echo-key": echo_key,
     "works-on-bad-input": works_on_bad_input,
+    "surrogates": _tainted(SURROGATE), "control-characters": _tainted(NASTY), "key-forms": key_forms,
+    "million-chunks": million_chunks, "comment-flood": comment_flood, "informational-forever": informational_forever,
+    "length-beyond-body": length_beyond_body, "deep-nesting": deep_nesting, "huge-integers": huge_integers,
+    "many-models": many_models,
 }
 
 
@@ -235,6 +443,7 @@ class HostileServer:
     behaviour: Behaviour
     listener: socket.socket = field(init=False)
     stopping: threading.Event = field(default_factory=threading.Event)
+    targets: list[str] = field(default_factory=list)  # every request target received, exactly as it came
 
     def __post_init__(self) -> None:
         self.listener = socket.socket()
@@ -258,6 +467,8 @@ class HostileServer:
     def _serve(self, conn: socket.socket) -> None:
         try:
             req = _read_request(conn)
+            if req is not None:
+                self.targets.append(req.target)
             if req is not None and not self.stopping.is_set():
                 self.behaviour(conn, req)
         except OSError:

@@ -139,7 +139,7 @@ def test_bad_input_worked_on_is_cut_at_the_refusal_deadline(tmp_path: Path) -> N
 
 
 def test_the_run_timeout_ends_the_run_incomplete(tmp_path: Path) -> None:
-    with HostileServer(SERVERS["silent"]) as server:
+    with HostileServer(SERVERS["sluggish"]) as server:  # it answers, slowly: the run's own bound ends the run
         proc, seconds = run(server, tmp_path, "--run-timeout", "3")
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr[-2000:]
     assert proc.returncode == 1, proc.stdout[-2000:]
