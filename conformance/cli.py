@@ -195,6 +195,13 @@ def _drive(settings: Any, make_events: Any, verbose: bool, out: Path | None = No
     except Exception as exc:  # a bug of the suite's own: one sentence, the traceback kept beside the reports
         _crashed(exc, out or settings.report_dir, scrub)
     assert result is not None
+    nothing = result.judged_nothing() if settings.rules is not None or settings.scenarios is not None else None
+    if nothing is not None:  # a selection that judges no rule is a configuration error, never a pass
+        hint = ("choose a scenario that shows the rule (`conformance scenarios`), or drop --scenario"
+                if settings.scenarios is not None else "no run judged anything, so none can pass")
+        click.echo(f"conformance: nothing selected: the chosen rules and scenarios judged no rule ({one_line(nothing)}); "
+                   f"{hint}", err=True)
+        sys.exit(EXIT_USAGE)
     report_dir = out or settings.report_dir
     if report_dir is not None:
         write_all(result, report_dir, scrub)
@@ -466,9 +473,14 @@ def fuzz_client(pattern: str, chunkings: tuple[str, ...], seed: int, examples: i
 
     if shutil.which(command[0]) is None:
         raise UsageFailure(f"the client command {command[0]!r} is not found")
-    results = run_client(list(command), _replay_fixtures(pattern, protocol), list(chunkings) or
-                         ["whole", "bytes", "random", "adversarial"], seed, timeout=timeout, keepalive=keepalive,
-                         examples=examples)
+    from conformance.fuzz.client_fuzz import ClientCannotRun
+
+    try:
+        results = run_client(list(command), _replay_fixtures(pattern, protocol), list(chunkings) or
+                             ["whole", "bytes", "random", "adversarial"], seed, timeout=timeout, keepalive=keepalive,
+                             examples=examples)
+    except ClientCannotRun as exc:
+        raise UsageFailure(str(exc)) from None
     wrong = [r for r in results if r.problems]
     if fmt == "json":
         click.echo(json_text([{"fixture": r.fixture, "chunking": r.chunking, "cuts": r.cuts, "problems": r.problems}

@@ -73,6 +73,15 @@ class RunResult:
         run timeout ended before every scenario was judged."""
         return self.incomplete is not None or any(v.gating for v in self.rule_verdicts())
 
+    def judged_nothing(self) -> str | None:
+        """Why no exchange of the run could judge any chosen rule (a selection whose scenarios show none of its
+        rules: every entry is the "no scenario" placeholder), or None. A rule skipped for a capability the server
+        lacks was judged: unsupported is a verdict."""
+        if any(c.scenario != "—" for c in self.checks):
+            return None
+        first = next(iter(self.checks), None)
+        return f"{first.rule}: {first.message}" if first is not None else "no rule was chosen"
+
     def rule_verdicts(self) -> list[RuleVerdict]:
         """Each judged rule's verdict across the scenarios, in rulebook order (stale baseline entries fail)."""
         from conformance.rules import RULES

@@ -52,8 +52,8 @@ def capabilities(outcomes: list[Outcome], expect: frozenset[str]) -> dict[str, d
     for name, scenario in CAPABILITY_SCENARIOS.items():
         ex = by_name.get(scenario)
         supported, evidence = (False, f"scenario {scenario} did not run") if ex is None else _probe(name, ex)
-        caps[name] = {"supported": supported, "source": "expected" if name in expect else "probed",
-                      "evidence": evidence}
+        source = "expected" if name in expect else "probed" if ex is not None else "not probed"
+        caps[name] = {"supported": supported, "source": source, "evidence": evidence}
     return caps
 
 

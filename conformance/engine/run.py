@@ -42,6 +42,10 @@ class _Failure:
 def run(settings: Settings) -> Iterator[ev.Event]:
     """Run the live suite; the last event is ``RunFinished``. ``ConfigError``/``Unreachable`` propagate."""
     server = None
+    if settings.report_dir is not None:
+        from conformance.report import clear_reports
+
+        clear_reports(settings.report_dir)  # the report dir holds this run's files only, whatever this run ends in
     try:
         if settings.base_url is None:
             from conformance.servers import reference

@@ -129,6 +129,7 @@ class Runner:
         self.stopped: str | None = None  # set once SILENT_IN_A_ROW requests in a row got none: the run is cut
         self.context: int | None = None  # the context length the server states, in tokens
         self.plain_first_event: float | None = None
+        self.listed: list[str] | None = None  # the model ids GET /v1/models listed (None: no list)
         served = "unknown-model-served" in PROFILES[settings.profile].allows
         self.refuse = BAD_INPUT - {Intent.UNKNOWN_MODEL} if served else BAD_INPUT  # requests under the refusal deadline
 
@@ -225,6 +226,9 @@ class Runner:
             listed: Any = json.loads(ex.body)
         except ValueError:
             listed = None
+        entries = listed.get("data") if isinstance(listed, dict) else None
+        if isinstance(entries, list):
+            self.listed = [str(e["id"]) for e in entries if isinstance(e, dict) and "id" in e]
         if not self.model and ex.observations.aborted is not None:
             cut = (f"more than the byte cap of {limits.max_bytes:,} bytes" if ex.observations.aborted == "byte cap"
                    else f"cut short ({ex.observations.aborted})")
@@ -263,6 +267,24 @@ class Runner:
         sent = ("the key that was sent was refused" if self.settings.api_key else
                 "no key was sent: pass --api-key or set OPENAI_API_KEY")
         raise ConfigError(f"{self.base_url}: {what} answered {ex.status}; {sent}")
+
+    def refuse_if_model_missing(self, ex: Exchange, scenario: str) -> None:
+        """A --model the server does not serve (a typo) ends the run at once, in one sentence, before the scenarios:
+        every rule would fail or pass for a reason that has nothing to do with the server. Shown by the first valid
+        chat request answering 404, or a 4xx while the model list is there and does not name the model."""
+        if not self.settings.model or ex.status is None or not 400 <= ex.status < 500 or ex.status == 429:
+            return
+        if ex.intent in BAD_INPUT or not isinstance(ex.request, dict) or ex.request.get("model") != self.model:
+            return
+        unlisted = bool(self.listed) and self.model not in (self.listed or [])
+        if ex.status != 404 and not unlisted:
+            return
+        error = _error_text(ex)
+        listed = ("; the server lists: " + ", ".join(repr(i) for i in (self.listed or [])[:5])
+                  + (f" and {len(self.listed or []) - 5} more" if len(self.listed or []) > 5 else "")
+                  if self.listed else "")
+        raise ConfigError(f"the model {self.model!r} is not served: the first request ({scenario}) answered "
+                          f"{ex.status}{': ' + error if error else ''}{listed}; check --model")
 
     # -- scenario kinds --------------------------------------------------------------------
 
@@ -524,6 +546,7 @@ class Runner:
         outcomes = [first] if first is not None else []
         if first is not None:
             self.refuse_if_unauthorized(first.exchanges[0], f"the first request ({ordered[0].name})")
+            self.refuse_if_model_missing(first.exchanges[0], ordered[0].name)
         with ThreadPoolExecutor(max_workers=max(1, self.settings.workers)) as pool:
             outcomes += [o for o in pool.map(self.run_scenario, ordered[1:]) if o is not None]
         caps = capabilities(outcomes, self.settings.expect)
@@ -552,6 +575,17 @@ def retry_after(ex: Exchange) -> float | None:
     except ValueError:
         return None
     return seconds if 0 <= seconds <= RETRY_AFTER_CAP_S else None
+
+
+def _error_text(ex: Exchange) -> str:
+    """The message of an error body, short (a string error, or error.message)."""
+    try:
+        doc = json.loads(ex.body)
+    except ValueError:
+        return ""
+    error = doc.get("error") if isinstance(doc, dict) else None
+    message = error.get("message") if isinstance(error, dict) else error
+    return str(message)[:160] if isinstance(message, (str, int)) else ""
 
 
 def _queued(ex: Exchange) -> Exchange:

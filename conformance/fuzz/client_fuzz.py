@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from dataclasses import dataclass, field
 from typing import Any
@@ -118,8 +119,19 @@ class _Runner:
         except ValueError:
             got = None
         if not isinstance(got, dict):
+            missing = MISSING_MODULE.search(proc.stderr.decode("utf-8", "replace"))
+            if missing:  # the client cannot run here at all: not a finding about any stream
+                raise ClientCannotRun(f"the client command cannot start: {missing.group(0)} (install what it needs, "
+                                      "e.g. pip install 'chat-conformance[clients]')")
             return None, ["the client printed no JSON object"]
         return got, []
+
+
+MISSING_MODULE = re.compile(r"(ModuleNotFoundError|ImportError): [^\n]{0,200}")
+
+
+class ClientCannotRun(Exception):
+    """The client under test fails to start for a reason of its own environment (a missing module)."""
 
 
 def _judge(fx: Fixture, got: dict[str, Any] | None, failed: list[str], wrong_paths: list[str] | None = None) -> list[str]:

@@ -16,6 +16,23 @@ def render_json(result: RunResult) -> str:
     return json_text(result.to_json(), indent=2) + "\n"
 
 
+REPORT_FILES = ("results.json", "junit.xml", "report.md", "report.html", "crash.txt")
+RUN_FOLDERS = ("wire", "reproducers")
+
+
+def clear_reports(out: Path) -> None:
+    """Remove an earlier run's reports from ``out`` (only the files and folders a run writes), so the folder holds
+    this run's files only, even when this run ends early (exit 2 or 3) and writes none."""
+    for name in REPORT_FILES:
+        (out / name).unlink(missing_ok=True)
+    for name in RUN_FOLDERS:
+        folder = out / name
+        if folder.is_dir():
+            for path in folder.iterdir():
+                if path.is_file():
+                    path.unlink()
+
+
 def write_all(result: RunResult, out: Path, scrub: Scrubber | None = None) -> list[Path]:
     """Write results.json, junit.xml, report.md and report.html into ``out``, every secret masked."""
     out.mkdir(parents=True, exist_ok=True)

@@ -129,3 +129,10 @@ def not_judged(result: RunResult) -> list[NotJudged]:
     """Every rule the run skipped, with why (an unsupported capability, no exchange that shows it)."""
     return [NotJudged(v.rule, rule_title(v.rule), v.level.value, v.message) for v in result.rule_verdicts()
             if v.outcome == "skipped"]
+
+
+def capability_state(cap: dict[str, object]) -> str:
+    """yes, no, or "not probed" (a --rule/--category/--scenario run that did not run its probe)."""
+    if cap.get("source") == "not probed":
+        return "not probed"
+    return "yes" if cap.get("supported") else "no"

@@ -38,7 +38,8 @@ started {{ started_at }}, {{ '%.1f' % duration_s }} s.</p>
 {% endfor %}</table>
 {% if target.capabilities %}<h2>Capabilities</h2>
 <table><tr><th>capability</th><th>supported</th><th>how</th><th>evidence</th></tr>
-{% for name, cap in target.capabilities.items() %}<tr><td>{{ name }}</td><td>{{ 'yes' if cap.supported else 'no' }}</td>
+{% for name, cap in target.capabilities.items() %}<tr><td>{{ name }}</td>
+<td>{{ 'not probed' if cap.source == 'not probed' else 'yes' if cap.supported else 'no' }}</td>
 <td>{{ cap.source }}</td><td>{{ cap.evidence }}</td></tr>{% endfor %}</table>{% endif %}
 {% if target.features %}<h2>Feature variants</h2>
 <table><tr><th>variant</th><th>state</th><th>scenario</th><th>evidence</th></tr>

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.report.common import by_category, not_judged, run_notes, triage, verdict
+from conformance.report.common import by_category, capability_state, not_judged, run_notes, triage, verdict
 from conformance.results import RunResult
 from conformance.untrusted import md_cell, md_code, md_fence
 
@@ -26,7 +26,7 @@ def render_markdown(result: RunResult) -> str:
     if target["capabilities"]:
         lines += ["", "## Capabilities", "", "| capability | supported | how | evidence |", "|---|---|---|---|"]
     for name, cap in target["capabilities"].items():
-        lines.append(f"| {name} | {'yes' if cap['supported'] else 'no'} | {md_cell(str(cap['source']))} | "
+        lines.append(f"| {name} | {capability_state(cap)} | {md_cell(str(cap['source']))} | "
                      f"{md_cell(str(cap['evidence']))} |")
     if target.get("variants"):
         lines += ["", "Variants refused as documented (a 4xx naming the field; their rules are not judged):", ""]

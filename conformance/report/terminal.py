@@ -56,7 +56,7 @@ def print_inspection(result: Inspection, console: Console | None = None) -> None
 
 def summary_lines(result: RunResult) -> list[str]:
     """The end-of-run summary: verdict, per-category counts, capabilities."""
-    from conformance.report.common import by_category, run_notes, verdict
+    from conformance.report.common import by_category, capability_state, run_notes, verdict
 
     s = result.summary()
     t = result.target
@@ -69,7 +69,7 @@ def summary_lines(result: RunResult) -> list[str]:
                      f"{row.failed['advisory']:6} {row.skipped:5}")
     lines.append(f"{'total':13} {s['passed']:6} {s['failed_by_level']['must']:5} {s['failed_by_level']['should']:6} "
                  f"{s['failed_by_level']['advisory']:6} {s['skipped']:5}")
-    caps = ", ".join(f"{n} {'yes' if c['supported'] else 'no'}" for n, c in t["capabilities"].items())
+    caps = ", ".join(f"{n} {capability_state(c)}" for n, c in t["capabilities"].items())
     lines.append(f"capabilities: {caps}")
     if t.get("variants"):
         lines.append(f"variants refused as documented (their rules not judged): {', '.join(t['variants'])}")

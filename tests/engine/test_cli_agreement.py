@@ -95,15 +95,16 @@ def test_stale_baseline_agrees_everywhere(ref_server: ServerProcess, tmp_path: P
     assert doc["summary"]["verdict"] == "fail" and rule(doc, "CHK-009")["gating"]
 
 
-def test_a_rule_no_exchange_shows_is_listed_as_skipped(ref_server: ServerProcess, tmp_path: Path) -> None:
-    proc = run(ref_server, tmp_path, "--rule", "ERR-008")  # an in-stream error: the reference server sends none
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    _, skipped = junit(tmp_path)
-    doc = results(tmp_path)
-    assert [n.split()[0] for n in skipped] == ["ERR-008"]
-    assert rule(doc, "ERR-008")["outcome"] == "skipped" and doc["summary"]["skipped"] == 1
-    assert [line.split() for line in proc.stdout.splitlines() if line.startswith("total")][0][-1] == "1"
-    names = {s["name"] for s in doc["scenarios"]}
+def test_a_selection_no_exchange_shows_is_nothing_selected(ref_server: ServerProcess, tmp_path: Path) -> None:
+    """A selection that judged no rule is exit 2, never a pass (issue 26): here an in-stream error, which the
+    reference server never sends, so no exchange of the run could show ERR-008."""
+    proc = run(ref_server, tmp_path, "--rule", "ERR-008")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "nothing selected: the chosen rules and scenarios judged no rule (ERR-008: no exchange of this run " \
+           "could show this rule" in proc.stderr and proc.stderr.count("\n") == 1
+    assert not (tmp_path / "results.json").exists()
+    ran = json.loads((tmp_path / "wire" / "run.json").read_text(encoding="utf-8"))["outcomes"]
+    names = {o["scenario"] for o in ran}
     assert "error-malformed-json" in names and "tools-auto" not in names  # only what the errors rules need
 
 

@@ -1,0 +1,93 @@
+"""A gate that cannot go green by mistake (issue 26, item 1): a wrong --model, a selection that judges nothing,
+an earlier run's reports, capabilities a selection never probed, a client that cannot start."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.hostile.servers import HostileServer, Req, answer, send
+
+
+def conformance(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "conformance", *argv], capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+def serves_only_m(conn: socket.socket, req: Req) -> None:
+    """An honest server of one model, "m"; any other model is 404 model_not_found, as OpenAI answers it."""
+    body = req.json()
+    if body is not None and body.get("model") not in (None, "m"):
+        send(conn, 404, {"Content-Type": "application/json"}, json.dumps({"error": {
+            "message": f"The model `{body['model']}` does not exist", "type": "invalid_request_error",
+            "code": "model_not_found"}}).encode())
+        return
+    answer(conn, req)
+
+
+def test_a_wrong_model_is_one_sentence_and_exit_2_before_the_scenarios(tmp_path: Path) -> None:
+    with HostileServer(serves_only_m) as server:
+        full = conformance("run", "--base-url", server.base_url, "--model", "gpt-typo", "--timeout", "5",
+                           "--report-dir", str(tmp_path / "a"))
+        picked = conformance("run", "--base-url", server.base_url, "--model", "gpt-typo", "--timeout", "5",
+                             "--scenario", "stream-plain", "--report-dir", str(tmp_path / "b"))
+        targets = list(server.targets)
+    for proc in (full, picked):
+        assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert "the model 'gpt-typo' is not served: the first request (stream-plain) answered 404" in proc.stderr
+        assert "the server lists: 'm'" in proc.stderr and "Traceback" not in proc.stderr
+        assert proc.stderr.count("\n") == 1
+    assert len([t for t in targets if "chat/completions" in t]) == 2  # one request each, then the run ended
+    assert not (tmp_path / "a" / "results.json").exists()
+
+
+def test_a_model_the_list_omits_but_the_server_serves_runs(tmp_path: Path) -> None:
+    with HostileServer(answer) as server:  # lists "m", answers any model
+        proc = conformance("run", "--base-url", server.base_url, "--model", "served-unlisted", "--timeout", "5",
+                           "--scenario", "stream-plain", "--report-dir", str(tmp_path))
+    assert proc.returncode in (0, 1) and (tmp_path / "results.json").is_file(), proc.stderr[-2000:]
+
+
+def test_a_selection_that_judges_nothing_is_exit_2(tmp_path: Path) -> None:
+    with HostileServer(answer) as server:
+        proc = conformance("run", "--base-url", server.base_url, "--model", "m", "--timeout", "5",
+                           "--scenario", "stream-plain", "--rule", "CAN-001", "--report-dir", str(tmp_path))
+    assert proc.returncode == 2, proc.stdout[-2000:]
+    assert "nothing selected: the chosen rules and scenarios judged no rule (CAN-001" in proc.stderr
+    assert not (tmp_path / "results.json").exists()
+
+
+def test_an_earlier_runs_reports_are_removed_when_a_run_ends_early(tmp_path: Path) -> None:
+    for name in ("results.json", "junit.xml", "report.md", "report.html"):
+        (tmp_path / name).write_text("an earlier run's verdict: pass", encoding="utf-8")
+    (tmp_path / "wire").mkdir()
+    (tmp_path / "wire" / "run.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("the user's own file", encoding="utf-8")
+    with HostileServer(serves_only_m) as server:
+        proc = conformance("run", "--base-url", server.base_url, "--model", "typo", "--timeout", "5",
+                           "--report-dir", str(tmp_path))
+    assert proc.returncode == 2
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == ["notes.txt"]
+
+
+def test_capabilities_a_selection_never_probed_are_not_probed(tmp_path: Path) -> None:
+    with HostileServer(answer) as server:
+        proc = conformance("run", "--base-url", server.base_url, "--model", "m", "--timeout", "5",
+                           "--scenario", "stream-plain", "--report-dir", str(tmp_path))
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    assert "tools not probed," in proc.stdout and "tools no," not in proc.stdout
+    caps = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["target"]["capabilities"]
+    assert caps["tools"]["source"] == "not probed" and caps["request-id"]["source"] == "probed"
+    assert "| tools | not probed |" in (tmp_path / "report.md").read_text(encoding="utf-8")
+
+
+def test_a_client_that_cannot_start_is_one_sentence(tmp_path: Path) -> None:
+    client = tmp_path / "client.py"
+    client.write_text("import not_a_module_anywhere\n", encoding="utf-8")
+    proc = conformance("fuzz-client", "--chunking", "whole", "--", sys.executable, str(client))
+    assert proc.returncode == 2, proc.stdout[-2000:]
+    assert "the client command cannot start: ModuleNotFoundError: No module named 'not_a_module_anywhere'" in proc.stderr
+    assert "runs assembled" not in proc.stdout
