@@ -170,15 +170,14 @@ def _engine_run(settings: Any) -> Any:
 
 def _drive(settings: Any, make_events: Any, verbose: bool, out: Path | None = None) -> None:
     """Consume the engine's events with live progress, write the reports, exit with the verdict."""
-    from rich.console import Console
 
     from conformance.engine.events import RunFinished
     from conformance.report import write_all
-    from conformance.report.terminal import LiveProgress, failure_lines, summary_lines
+    from conformance.report.terminal import LiveProgress, failure_lines, plain_console, summary_lines
     from conformance.secrets import Scrubber
 
     scrub = Scrubber(settings.secrets)
-    console = Console(highlight=False, soft_wrap=True)
+    console = plain_console(soft_wrap=True)
     progress = LiveProgress(console, verbose, scrub.text)
     result = None
     try:

@@ -105,6 +105,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     state.prepare(frozenset(rules))
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A rule test is reported by its module's name, wherever the package is installed: JUnit classnames read
+    ``conformance.suites.test_chunks``, never ``.venv.lib.python3.11.site-packages...``."""
+    outcome = yield
+    if item.get_closest_marker("conformance_rule") is not None and isinstance(item, pytest.Function):
+        report = outcome.get_result()
+        report.nodeid = f"{item.module.__name__.replace('.', '/')}.py::{item.name}"
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Write the reports and set the exit status from the verdicts, not from pytest's counts."""
     state = session.config.stash[STATE]

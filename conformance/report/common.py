@@ -55,6 +55,10 @@ def run_notes(result: RunResult) -> list[str]:
         notes.append(f"INCOMPLETE: {result.incomplete['reason']}; {len(missing)} scenario(s) not run or cut: "
                      f"{where(missing)} (the run fails; "
                      f"{'check the server' if 'stopped answering' in result.incomplete['reason'] else 'raise --run-timeout'})")
+    tolerated = sorted({c.rule for c in result.checks if c.outcome == "failed" and c.known})
+    if tolerated:  # a baseline run that passes still says what it did not fail on
+        count = sum(1 for c in result.checks if c.outcome == "failed" and c.known)
+        notes.append(f"baseline: {count} known failure(s) tolerated, of {len(tolerated)} rule(s): {where(tolerated)}")
     retried = [s["name"] for s in result.scenarios if s.get("retried")]
     if retried:
         notes.append(f"retried: {len(retried)} scenario(s) sent again (a 429 with Retry-After waited out, or a lost "

@@ -20,13 +20,15 @@ def render_junit(result: RunResult) -> str:
         if key in result.tool:
             ET.SubElement(props, "property", name=f"chat-conformance.{key}", value=str(result.tool[key]))
     gating = ("must", "should") if result.strict else ("must",)
+    seconds = {str(s["name"]): float(s.get("elapsed_s") or 0.0) for s in result.scenarios}
     for category in CATEGORIES:
         entries = [c for c in result.checks if c.category == category]
         suite = ET.SubElement(root, "testsuite", name=category, tests=str(len(entries)))
         failures = skipped = 0
         for entry in entries:
             case = ET.SubElement(suite, "testcase", classname=f"{category}.{entry.rule}",
-                                 name=f"{entry.rule} {rule_title(entry.rule)} [{entry.scenario}]")
+                                 name=f"{entry.rule} {rule_title(entry.rule)} [{entry.scenario}]",
+                                 time=f"{seconds.get(entry.scenario.split('/')[0], 0.0):.3f}")  # the scenario's
             if entry.outcome == "failed" and not entry.known and entry.level in gating:
                 failures += 1
                 node = ET.SubElement(case, "failure", message=entry.message.split("\n")[0][:300], type=entry.level)

@@ -21,7 +21,7 @@ def print_inspection(result: Inspection, console: Console | None = None) -> None
     """Events, the assembled message and the findings of an offline inspection."""
     from conformance.inspect import assembled_json, events_json
 
-    out = console or Console(highlight=False)
+    out = console or plain_console()
     a = result.analysis
     events = events_json(a)
     out.print(f"[bold]{a.format.upper()}[/bold] body, {len(a.exchange.body)} bytes, {len(events)} events "
@@ -141,3 +141,12 @@ def failure_lines(result: RunResult, limit: int = 3) -> list[str]:
         for text in v.message.splitlines()[:2]:
             lines.append(f"       {text}")
     return lines
+
+
+def plain_console(**kwargs: object) -> Console:
+    """A rich Console for the terminal; with NO_COLOR set (https://no-color.org) it writes no escape sequence at
+    all, bold and dim included."""
+    import os
+
+    plain = bool(os.environ.get("NO_COLOR"))
+    return Console(highlight=False, color_system=None if plain else "auto", **kwargs)  # type: ignore[arg-type]

@@ -65,6 +65,17 @@ def test_a_failing_user_test_beside_a_passing_suite_fails_the_session(pytester: 
     assert result.ret == 1
 
 
+def test_junit_classnames_name_the_suite_module(pytester: pytest.Pytester, ref_server: ServerProcess) -> None:
+    from xml.etree import ElementTree as ET
+
+    xml = pytester.path / "junit.xml"
+    result = suite(pytester, ref_server, "-k", "CHK-001", f"--junitxml={xml}")
+    assert result.ret == 0, result.stdout.str()
+    cases = ET.parse(xml).getroot().iter("testcase")
+    assert [(c.get("classname"), c.get("name")) for c in cases] == [("conformance.suites.test_chunks",
+                                                                     "test_rule[CHK-001]")]
+
+
 def test_xdist_is_refused_in_one_sentence(pytester: pytest.Pytester, ref_server: ServerProcess) -> None:
     pytest.importorskip("xdist")
     result = suite(pytester, ref_server, "-n", "2")

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.hostile.servers import HostileServer, Req, answer, send
+from tests.hostile.servers import HostileServer, Req, answer, chunk, send, sse_head
 
 
 def conformance(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -91,3 +91,52 @@ def test_a_client_that_cannot_start_is_one_sentence(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stdout[-2000:]
     assert "the client command cannot start: ModuleNotFoundError: No module named 'not_a_module_anywhere'" in proc.stderr
     assert "runs assembled" not in proc.stdout
+
+
+def test_no_color_means_no_escape_sequence(tmp_path: Path) -> None:
+    import os
+
+    with HostileServer(answer) as server:
+        argv = ["run", "--base-url", server.base_url, "--model", "m", "--scenario", "stream-plain", "--report-dir"]
+        plain = subprocess.run([sys.executable, "-m", "conformance", *argv, str(tmp_path / "a")], capture_output=True,
+                               text=True, timeout=300, check=False, env={**os.environ, "FORCE_COLOR": "1", "NO_COLOR": "1"})
+        styled = subprocess.run([sys.executable, "-m", "conformance", *argv, str(tmp_path / "b")], capture_output=True,
+                                text=True, timeout=300, check=False, env={**os.environ, "FORCE_COLOR": "1"})
+    assert "\x1b[" in styled.stdout  # forced colour is styled: the check below can fail
+    assert plain.returncode == styled.returncode and "\x1b" not in plain.stdout + plain.stderr
+
+
+def test_junit_testcases_carry_their_scenarios_time(tmp_path: Path) -> None:
+    from xml.etree import ElementTree as ET
+
+    with HostileServer(answer) as server:
+        conformance("run", "--base-url", server.base_url, "--model", "m", "--scenario", "stream-plain",
+                    "--scenario", "non-stream", "--report-dir", str(tmp_path))
+    cases = list(ET.parse(tmp_path / "junit.xml").getroot().iter("testcase"))
+    assert cases and all(c.get("time") is not None for c in cases)
+    elapsed = {s["name"]: s["elapsed_s"] for s in json.loads((tmp_path / "results.json").read_text())["scenarios"]}
+    first = next(c for c in cases if "[stream-plain]" in str(c.get("name")))
+    assert float(first.get("time") or -1) == round(elapsed["stream-plain"], 3)
+
+
+def no_done(conn: socket.socket, req: Req) -> None:
+    """Honest, but its streams end without data: [DONE] (a must failure, SSE-002)."""
+    body = req.json()
+    if req.path.endswith("/chat/completions") and body is not None and body.get("stream") is True:
+        conn.sendall(sse_head() + chunk({"role": "assistant", "content": "Hi"}) + chunk({}, "stop"))
+        return
+    answer(conn, req)
+
+
+def test_a_baseline_run_says_what_it_tolerated(tmp_path: Path) -> None:
+    with HostileServer(no_done) as server:
+        first = conformance("run", "--base-url", server.base_url, "--model", "m", "--scenario", "stream-plain",
+                            "--report-dir", str(tmp_path / "a"))
+        known = tmp_path / "known.json"
+        known.write_text(conformance("baseline", str(tmp_path / "a" / "results.json")).stdout, encoding="utf-8")
+        again = conformance("run", "--base-url", server.base_url, "--model", "m", "--scenario", "stream-plain",
+                            "--baseline", str(known), "--report-dir", str(tmp_path / "b"))
+    failing = json.loads(known.read_text(encoding="utf-8"))["known_failures"]
+    assert first.returncode == 1 and failing, first.stdout[-2000:]
+    assert again.returncode == 0, again.stdout[-2000:]
+    assert f"baseline: {len(failing)} known failure(s) tolerated" in again.stdout
