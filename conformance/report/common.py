@@ -140,3 +140,13 @@ def capability_state(cap: dict[str, object]) -> str:
     if cap.get("source") == "not probed":
         return "not probed"
     return "yes" if cap.get("supported") else "no"
+
+
+def rule_counts(result: RunResult) -> dict[str, int]:
+    """Rules, not checks: how many were judged, passed, failed (by level), skipped, errored."""
+    verdicts = result.rule_verdicts()
+    failed = [v for v in verdicts if v.outcome.value == "failed"]
+    return {"judged": len(verdicts), "passed": sum(v.outcome.value == "passed" for v in verdicts),
+            "failed": len(failed), "skipped": sum(v.outcome.value == "skipped" for v in verdicts),
+            "error": sum(v.outcome.value == "error" for v in verdicts),
+            **{level: sum(v.level.value == level for v in failed) for level in ("must", "should", "advisory")}}

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from conformance.report.common import by_category, capability_state, not_judged, run_notes, triage, verdict
+from conformance.report.common import (
+    by_category,
+    capability_state,
+    not_judged,
+    rule_counts,
+    run_notes,
+    triage,
+    verdict,
+)
 from conformance.results import RunResult
 from conformance.untrusted import md_cell, md_code, md_fence
 
@@ -18,7 +26,9 @@ def render_markdown(result: RunResult) -> str:
         f"- Tool: {result.tool['name']} {result.tool['version']}"
         f"{', rule set ' + result.tool['ruleset'] if 'ruleset' in result.tool else ''}; started {result.started_at}; "
         f"{result.duration_s:.1f} s",
-        f"- Checks: {summary['passed']} passed, {summary['failed']} failed "
+        "- Rules: {judged} judged, {passed} passed, {failed} failed ({must} must, {should} should, {advisory} "
+        "advisory), {skipped} skipped".format(**rule_counts(result)),
+        f"- Checks (a rule in each scenario that shows it): {summary['passed']} passed, {summary['failed']} failed "
         f"({summary['failed_by_level']['must']} must, {summary['failed_by_level']['should']} should, "
         f"{summary['failed_by_level']['advisory']} advisory), {summary['skipped']} skipped, {summary['errors']} errors",
         *(f"- {note[0].upper()}{note[1:]}" for note in run_notes(result)),

@@ -44,7 +44,7 @@ def svg(points: list[list[float]], elapsed: float) -> str:
     if info["gap"] >= STALL_S:
         left, right = x(info["gap_at"]), x(info["gap_at"] + info["gap"])
         parts.append(f'<rect x="{left:.1f}" y="{PAD}" width="{right - left:.1f}" height="{HEIGHT - 2 * PAD}" '
-                     'fill="#f6d5d3"/>')
+                     'fill="#dde3ec"/>')  # neutral: a pause is information, not a failure
     color = "#b3261e" if info["buffered"] else "#1e7b34"
     parts += [ticks, f'<path d="{path}" fill="none" stroke="{color}" stroke-width="1.5"/>', "</svg>"]
     return "".join(parts)
