@@ -30,6 +30,40 @@ def _version_message() -> str:
 VERSION_MESSAGE = _version_message()
 
 
+class _Checked(click.ParamType):  # type: ignore[type-arg]
+    """A number checked by the settings' own validator: a bad one is the same sentence from a flag, a variable or
+    the config file."""
+
+    def __init__(self, name: str, check: Any) -> None:
+        self.name = name
+        self.check = check
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value is None or isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value
+        flag = param.opts[0] if param is not None and param.opts else "value"
+        try:
+            return self.check(value, flag)
+        except ConformanceError as exc:
+            raise UsageFailure(str(exc)) from None
+
+
+def _seconds(value: Any, flag: str) -> float:
+    from conformance.settings import _timeout
+
+    return _timeout(value, flag)
+
+
+def _workers(value: Any, flag: str) -> int:
+    from conformance.settings import _workers as check
+
+    return check(value)
+
+
+SECONDS = _Checked("seconds", _seconds)
+WORKERS = _Checked("count", _workers)
+
+
 class UsageFailure(click.ClickException):
     """A user error: one sentence on stderr, exit 2."""
 
@@ -119,41 +153,71 @@ def inspect(stream: Path, request: Path | None, headers: Path | None, path: str 
 @click.option("--baseline", envvar="CONFORMANCE_BASELINE", help="Known failures to tolerate (from `conformance baseline`).")
 @click.option("--report-dir", envvar="CONFORMANCE_REPORT_DIR", default="reports/latest", show_default=True,
               help="Where results.json, junit.xml, report.md, report.html and the wire log go.")
-@click.option("--timeout", envvar="CONFORMANCE_TIMEOUT", default="120", show_default=True,
+@click.option("--timeout", type=SECONDS, envvar="CONFORMANCE_TIMEOUT", default="120", show_default=True,
               help="Seconds one response may take in all (first byte at most 60, between reads at most 30).")
-@click.option("--workers", envvar="CONFORMANCE_WORKERS", default="4", show_default=True,
+@click.option("--workers", type=WORKERS, envvar="CONFORMANCE_WORKERS", default="4", show_default=True,
               help="Independent scenarios run at once (scenarios that measure the server alone still run alone).")
-@click.option("--run-timeout", envvar="CONFORMANCE_RUN_TIMEOUT",
+@click.option("--run-timeout", type=SECONDS, envvar="CONFORMANCE_RUN_TIMEOUT",
               help="Seconds the whole run may take (default: ten times --timeout, at least 300); past it the run "
               "ends with what it has, marked incomplete, and fails.")
+@click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",
+              help="A header sent with every request (repeatable), for gateways that want more than a Bearer key; "
+              "its value is masked like the key.")
+@click.option("--exclude-rule", "exclude_rules", multiple=True, envvar="CONFORMANCE_EXCLUDE_RULE",
+              help="Never judge this rule (repeatable).")
+@click.option("--exclude-category", "exclude_categories", multiple=True, envvar="CONFORMANCE_EXCLUDE_CATEGORY",
+              help="Never judge the rules of this category (repeatable).")
+@click.option("--exclude-scenario", "exclude_scenarios", multiple=True, envvar="CONFORMANCE_EXCLUDE_SCENARIO",
+              help="Never run this scenario (repeatable).")
+@click.option("-x", "--exitfirst", is_flag=True, envvar="CONFORMANCE_EXITFIRST",
+              help="Stop sending at the first gating failure; the run is reported, incomplete, and fails.")
+@click.option("--wait", "wait", type=SECONDS, envvar="CONFORMANCE_WAIT",
+              help="Wait up to this many seconds for the server to answer before the run (it is starting up).")
+@click.option("--label", envvar="CONFORMANCE_LABEL", help="How the matrix and the badge name this run.")
+@click.option("--insecure", is_flag=True, envvar="CONFORMANCE_INSECURE",
+              help="Do not verify the server's TLS certificate.")
+@click.option("--ca-bundle", envvar=["CONFORMANCE_CA_BUNDLE", "SSL_CERT_FILE"],
+              help="Verify the server's TLS certificate against the CAs in this PEM file.")
+@click.option("--report-format", envvar="CONFORMANCE_REPORT_FORMAT",
+              help="The reports to write, comma-separated: json, junit, md, html (default: all four).")
+@click.option("--junit-xml", help="Write junit.xml here instead of into the report dir.")
+@click.option("--results-json", help="Write results.json here instead of into the report dir.")
+@click.option("--markdown", help="Write report.md here instead of into the report dir.")
+@click.option("--html", help="Write report.html here instead of into the report dir.")
+@click.option("--config-file", envvar="CONFORMANCE_CONFIG_FILE",
+              help="Read options from this TOML file (default: the nearest conformance.toml, or pyproject.toml "
+              "with [tool.conformance], here or in a parent folder up to the repository's root).")
 @click.option("-v", "--verbose", is_flag=True, help="Also show each scenario as it starts and each finding.")
 @click.option("--show-config", is_flag=True, help="Print the resolved settings (the key masked) and exit.")
 @click.pass_context
-def run(ctx: click.Context, base_url: str | None, model: str | None, api_key: str | None, expect: str | None,
-        categories: tuple[str, ...], rule_ids: tuple[str, ...], scenarios: tuple[str, ...], profile: str, strict: bool,
-        baseline: str | None, report_dir: str, timeout: str, workers: str, run_timeout: str | None, verbose: bool,
-        show_config: bool) -> None:
+def run(ctx: click.Context, /, verbose: bool, show_config: bool, config_file: str | None, **options: Any) -> None:
     """Run the live suite against a server (or the bundled reference server), with progress as it goes."""
     from conformance.settings import build_settings, load_config, show
 
-    given: dict[str, Any] = {"base-url": base_url, "api-key": api_key, "model": model, "profile": profile, "expect": expect,
-             "category": list(categories), "rule": list(rule_ids), "scenario": list(scenarios), "strict": strict,
-             "baseline": baseline, "report-dir": report_dir, "timeout": timeout, "workers": workers,
-             "run-timeout": run_timeout}
-    params = {"base-url": "base_url", "api-key": "api_key", "category": "categories", "rule": "rule_ids",
-              "scenario": "scenarios", "report-dir": "report_dir", "run-timeout": "run_timeout"}
+    names = {"base_url": "base-url", "api_key": "api-key", "categories": "category", "rule_ids": "rule",
+             "scenarios": "scenario", "report_dir": "report-dir", "run_timeout": "run-timeout", "headers": "header",
+             "exclude_rules": "exclude-rule", "exclude_categories": "exclude-category",
+             "exclude_scenarios": "exclude-scenario", "ca_bundle": "ca-bundle", "report_format": "report-format",
+             "junit_xml": "junit-xml", "results_json": "results-json"}
+    given: dict[str, Any] = {names.get(k, k): list(v) if isinstance(v, tuple) else v for k, v in options.items()}
     try:
-        config, source = load_config()
-        for key, value in config.items():  # the file fills what neither a flag nor the environment set
-            origin = ctx.get_parameter_source(params.get(key, key))
-            if origin in (None, click.core.ParameterSource.DEFAULT):
-                given[key] = value
+        config, source = load_config(path=config_file)
+        for param, key in [(p, names.get(p, p)) for p in options]:  # the file fills what no flag or variable set
+            origin = ctx.get_parameter_source(param)
+            if key in config and origin in (None, click.core.ParameterSource.DEFAULT):
+                given[key] = config[key]
         settings = build_settings(base_url=given["base-url"], api_key=given["api-key"], model=given["model"],
                                   profile=given["profile"], expect=given["expect"], rules=given["rule"],
                                   categories=given["category"], scenarios=given["scenario"], strict=given["strict"],
                                   baseline=given["baseline"], report_dir=given["report-dir"],
                                   timeout=given["timeout"], workers=given["workers"],
-                                  run_timeout=given["run-timeout"])
+                                  run_timeout=given["run-timeout"], headers=given["header"],
+                                  exclude_rules=given["exclude-rule"], exclude_categories=given["exclude-category"],
+                                  exclude_scenarios=given["exclude-scenario"], exitfirst=given["exitfirst"],
+                                  label=given["label"], wait=given["wait"], insecure=given["insecure"],
+                                  ca_bundle=given["ca-bundle"], formats=given["report-format"],
+                                  report_paths={"junit": given["junit-xml"], "json": given["results-json"],
+                                                "md": given["markdown"], "html": given["html"]})
     except ConformanceError as exc:
         raise UsageFailure(str(exc)) from None
     if show_config:
@@ -202,8 +266,9 @@ def _drive(settings: Any, make_events: Any, verbose: bool, out: Path | None = No
                    f"{hint}", err=True)
         sys.exit(EXIT_USAGE)
     report_dir = out or settings.report_dir
+    written: list[Path] = []
     if report_dir is not None:
-        write_all(result, report_dir, scrub)
+        written = write_all(result, report_dir, scrub, settings.formats, settings.report_paths)
     progress.line("")
     for text in failure_lines(result):
         progress.line(text)
@@ -211,7 +276,8 @@ def _drive(settings: Any, make_events: Any, verbose: bool, out: Path | None = No
         progress.line(text)
     if report_dir is not None:
         wire = f"; wire log: {report_dir}/wire" if (report_dir / "wire" / "run.json").is_file() else ""
-        progress.line(f"reports: {report_dir}/results.json, junit.xml, report.md, report.html{wire}")
+        shown = ", ".join(str(p) if p.parent != report_dir else p.name for p in written)
+        progress.line(f"reports: {report_dir}/ {shown}{wire}")
     sys.exit(int(ExitCode.FAILED if result.failed_gate() else ExitCode.OK))
 
 
@@ -597,5 +663,16 @@ def serve_reference(model_dir: Path | None, host: str, port: int, max_context: i
 
 
 def main() -> None:
-    """Console-script entry point."""
-    cli.main(prog_name="conformance")
+    """Console-script entry point. Every usage error, click's own included, is one sentence and exit 2."""
+    try:
+        code = cli.main(prog_name="conformance", standalone_mode=False)
+    except click.UsageError as exc:
+        click.echo(f"conformance: {one_line(exc.format_message())}", err=True)
+        sys.exit(EXIT_USAGE)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        click.echo("conformance: interrupted", err=True)
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -54,6 +54,11 @@ class Limits:
     max_header_bytes: int = MAX_HEADER_BYTES
     answer: float | None = None  # the refusal deadline: a status, and for a 2xx its first event, within this
     total_name: str = "total timeout"  # "run timeout" when the run's own bound clipped the total
+    # how the connection is made, carried with the limits since every request takes both: TLS verification
+    # (--insecure, --ca-bundle) and whether HTTP(S)_PROXY / NO_PROXY from the environment are honoured
+    verify_tls: bool = True
+    ca_bundle: str | None = None
+    use_proxy: bool = True
 
 
 REFUSAL_DEADLINE = "refusal deadline"
@@ -183,19 +188,89 @@ class _Clock:
         return (phase, phase_name) if phase <= left else (left, name)
 
 
-def _connect(base_url: str, limits: Limits, clock: _Clock) -> tuple[socket.socket, str]:
+def tls_context(limits: Limits) -> ssl.SSLContext:
+    """The TLS context of a request: the system's CAs, or --ca-bundle's; none checked with --insecure."""
+    context = ssl.create_default_context(cafile=limits.ca_bundle)
+    if not limits.verify_tls:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+def proxy_for(base_url: str, limits: Limits) -> str | None:
+    """The proxy URL the environment names for this target (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY, in
+    either case, as curl and urllib read them), or None for a direct connection."""
+    from urllib.request import getproxies_environment, proxy_bypass_environment  # type: ignore[attr-defined]
+
+    if not limits.use_proxy:
+        return None
+    parts = urlsplit(base_url)
+    proxies = getproxies_environment()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or proxy_bypass_environment(parts.hostname or "", proxies):
+        return None
+    return proxy if "://" in proxy else f"http://{proxy}"
+
+
+def _connect(base_url: str, limits: Limits, clock: _Clock) -> tuple[socket.socket, str, str]:
+    """A connected socket, the Host authority, and the prefix of the request target: empty, or the origin when
+    the request goes through an HTTP proxy in absolute form (an https target is tunnelled with CONNECT)."""
     parts = urlsplit(base_url)
     host = parts.hostname or "127.0.0.1"
     port = parts.port or (443 if parts.scheme == "https" else 80)
+    authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    proxy = proxy_for(base_url, limits)
     wait, _ = clock.budget(limits.connect, "connect timeout")
+    origin = ""
     try:
-        sock = socket.create_connection((host, port), timeout=wait)
+        if proxy is None:
+            sock = socket.create_connection((host, port), timeout=wait)
+        else:
+            via = urlsplit(proxy)
+            sock = socket.create_connection((via.hostname or "127.0.0.1", via.port or 8080), timeout=wait)
+            auth = _proxy_auth(via)
+            if parts.scheme == "https":
+                _tunnel(sock, authority, auth, limits, clock)
+            else:
+                origin = f"http://{authority}"
         if parts.scheme == "https":
-            sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+            sock = tls_context(limits).wrap_socket(sock, server_hostname=host)
     except (OSError, ssl.SSLError) as exc:
         raise _Abort("connect error", str(exc)[:200]) from None
-    authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    return sock, authority
+    return sock, authority, origin
+
+
+def _proxy_auth(via: Any) -> str | None:
+    if via.username is None:
+        return None
+    import base64
+    from urllib.parse import unquote
+
+    pair = f"{unquote(via.username)}:{unquote(via.password or '')}".encode()
+    return "Basic " + base64.b64encode(pair).decode("ascii")
+
+
+def _tunnel(sock: socket.socket, authority: str, auth: str | None, limits: Limits, clock: _Clock) -> None:
+    """CONNECT through the proxy; the tunnel is open once it answers 2xx (its head read within the limits)."""
+    head = f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n"
+    if auth:
+        head += f"Proxy-Authorization: {auth}\r\n"
+    sock.sendall((head + "\r\n").encode("ascii"))
+    got = b""
+    while b"\r\n\r\n" not in got:
+        wait, name = clock.budget(limits.first_byte, "first-byte timeout")
+        sock.settimeout(wait)
+        try:
+            piece = sock.recv(4096)
+        except TimeoutError:
+            raise _Abort(name) from None
+        if not piece or len(got) > limits.max_header_bytes:
+            raise _Abort("connect error", "the proxy closed the tunnel before it opened")
+        got += piece
+    line = got.split(b"\r\n", 1)[0]
+    status = line.split()
+    if len(status) < 2 or not status[1].startswith(b"2"):
+        raise _Abort("connect error", f"the proxy refused the tunnel: {line[:120]!r}")
 
 
 def _send_all(sock: socket.socket, data: bytes, limits: Limits, clock: _Clock) -> bool:
@@ -342,8 +417,8 @@ def record(base_url: str, req: Request, limits: Limits | None = None, api_key: s
     try:
         if TARGET.fullmatch(prefix + req.path) is None:  # never sent: the suite builds every target it sends
             raise _Abort("request error", f"the request target {(prefix + req.path)[:80]!r} is not printable ASCII")
-        sock, authority = _connect(base_url, limits, clock)
-        _exchange_http11(sock, authority, prefix + req.path, req, headers, limits, clock, got)
+        sock, authority, origin = _connect(base_url, limits, clock)
+        _exchange_http11(sock, authority, origin + prefix + req.path, req, headers, limits, clock, got)
     except _Abort as stop:
         got.obs["aborted"] = stop.reason
         if stop.error:
@@ -371,8 +446,8 @@ def record_http10(base_url: str, req: Request, limits: Limits, api_key: str | No
     prefix = urlsplit(base_url).path.rstrip("/")
     sock: socket.socket | None = None
     try:
-        sock, authority = _connect(base_url, limits, clock)
-        head = [f"{req.method} {prefix}{req.path} HTTP/1.0", f"Host: {authority}",
+        sock, authority, origin = _connect(base_url, limits, clock)
+        head = [f"{req.method} {origin}{prefix}{req.path} HTTP/1.0", f"Host: {authority}",
                 *(f"{k}: {v}" for k, v in request_headers(req, api_key).items()), f"Content-Length: {len(body)}"]
         _send_all(sock, ("\r\n".join(head) + "\r\n\r\n").encode() + body, limits, clock)
         while chunk := _recv(sock, got, limits, clock):

@@ -8,6 +8,7 @@ same everywhere and every input error is found before the first request: one sen
 from __future__ import annotations
 
 import math
+import re
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -86,6 +87,13 @@ class Settings:
     wire_log: bool = True
     limits: Limits = field(default_factory=lambda: derive_limits(DEFAULT_TIMEOUT))
     run_timeout: float = field(default_factory=lambda: default_run_timeout(DEFAULT_TIMEOUT))
+    headers: tuple[tuple[str, str], ...] = ()  # -H: sent with every request, their values masked like the key
+    exclude_scenarios: frozenset[str] = frozenset()  # --exclude-scenario: never run
+    exitfirst: bool = False  # -x: stop sending at the first gating failure
+    label: str | None = None  # how the matrix and the badge name this run
+    wait: float = 0.0  # --wait: seconds to wait for the server to answer before the run
+    formats: frozenset[str] = frozenset({"json", "junit", "md", "html"})  # the reports written
+    report_paths: tuple[tuple[str, Path], ...] = ()  # a report written elsewhere than the report dir: (format, path)
 
     @property
     def refusal(self) -> Limits:
@@ -94,8 +102,8 @@ class Settings:
 
     @property
     def secrets(self) -> tuple[str, ...]:
-        """Values that must never be written or printed."""
-        return (self.api_key,) if self.api_key else ()
+        """Values that must never be written or printed: the key, and the value of every -H header."""
+        return ((self.api_key,) if self.api_key else ()) + tuple(v for _, v in self.headers if v)
 
     def with_target(self, base_url: str, **changes: Any) -> Settings:
         return replace(self, base_url=base_url, **changes)
@@ -128,8 +136,24 @@ def _workers(value: Any) -> int:
     return number
 
 
-def select_rules(rules: list[str], categories: list[str]) -> frozenset[str] | None:
-    """The rule ids that ``--rule`` and ``--category`` choose (None: all live rules)."""
+def select_rules(rules: list[str], categories: list[str], exclude_rules: list[str] | None = None,
+                 exclude_categories: list[str] | None = None) -> frozenset[str] | None:
+    """The rule ids that ``--rule`` and ``--category`` choose, less ``--exclude-rule`` and ``--exclude-category``
+    (None: all live rules)."""
+    from conformance.rules import RULES
+
+    chosen = _select(rules, categories)
+    dropped = _select(exclude_rules or [], exclude_categories or [])
+    if dropped is None:
+        return chosen
+    live = frozenset(r.id for r in RULES if r.category != "fuzz") if chosen is None else chosen
+    left = live - dropped
+    if not left:
+        raise ConfigError("the exclusions leave no rule to judge")
+    return left
+
+
+def _select(rules: list[str], categories: list[str]) -> frozenset[str] | None:
     from conformance.rules import CATEGORIES, RULES, RULES_BY_ID
 
     for category in categories:
@@ -163,7 +187,10 @@ def build_settings(*, base_url: str | None = None, api_key: str | None = None, m
                    profile: str | None = None, expect: Any = None, rules: Any = None, categories: Any = None,
                    scenarios: Any = None, strict: bool = False, baseline: str | Path | None = None,
                    report_dir: str | Path | None = None, timeout: Any = None, workers: Any = None,
-                   wire_log: bool = True, run_timeout: Any = None) -> Settings:
+                   wire_log: bool = True, run_timeout: Any = None, headers: Any = None, exclude_rules: Any = None,
+                   exclude_categories: Any = None, exclude_scenarios: Any = None, exitfirst: bool = False,
+                   label: str | None = None, wait: Any = None, insecure: bool = False, ca_bundle: Any = None,
+                   formats: Any = None, report_paths: dict[str, Any] | None = None) -> Settings:
     """Validate raw option values (strings from flags or the environment) into ``Settings``."""
     from conformance.baseline import load_baseline
     from conformance.scenarios import BY_NAME
@@ -189,23 +216,110 @@ def build_settings(*, base_url: str | None = None, api_key: str | None = None, m
             raise ConfigError(f"the baseline {str(base)!r} does not exist")
         known = tuple((k["rule"], k["scenario"]) for k in load_baseline(base))
     out = check_writable(Path(report_dir)) if report_dir not in (None, "") else None
+    excluded = _split(exclude_scenarios)
+    bad = [s for s in excluded if s not in BY_NAME]
+    if bad:
+        raise ConfigError(f"unknown scenario {bad[0]!r} in --exclude-scenario; `conformance scenarios` lists them")
+    bundle = None
+    if ca_bundle not in (None, ""):
+        bundle = Path(str(ca_bundle))
+        if not bundle.is_file():
+            raise ConfigError(f"the CA bundle {str(bundle)!r} does not exist")
+    limits = replace(derive_limits(seconds), verify_tls=not insecure, ca_bundle=str(bundle) if bundle else None)
     return Settings(base_url=url, api_key=api_key or None, model=model or None, profile=prof,
-                    expect=frozenset(caps), rules=select_rules(_split(rules), _split(categories)),
+                    expect=frozenset(caps),
+                    rules=select_rules(_split(rules), _split(categories), _split(exclude_rules),
+                                       _split(exclude_categories)),
                     scenarios=frozenset(chosen) or None, strict=bool(strict), baseline=base, known_failures=known,
                     report_dir=out, timeout=seconds,
                     workers=_workers(DEFAULT_WORKERS if workers in (None, "") else workers),
-                    wire_log=wire_log, limits=derive_limits(seconds), run_timeout=whole)
+                    wire_log=wire_log, limits=limits, run_timeout=whole, headers=parse_headers(headers),
+                    exclude_scenarios=frozenset(excluded), exitfirst=bool(exitfirst), label=label or None,
+                    wait=_wait(wait), formats=_formats(formats), report_paths=_report_paths(report_paths or {}))
+
+
+HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token
+REPORT_FORMATS = {"json": "results.json", "junit": "junit.xml", "md": "report.md", "html": "report.html"}
+
+
+def parse_headers(values: Any) -> tuple[tuple[str, str], ...]:
+    """``-H "Name: value"`` options as (name, value) pairs; ``ConfigError`` for one that is not a header line."""
+    out = []
+    for raw in [values] if isinstance(values, str) else list(values or ()):
+        name, sep, value = str(raw).partition(":")
+        name, value = name.strip(), value.strip()
+        if not sep or HEADER_NAME.fullmatch(name) is None:
+            raise ConfigError(f"--header {str(raw)[:60]!r} is not a header line: write it as 'Name: value'")
+        if any(c in value for c in "\r\n\0"):
+            raise ConfigError(f"--header {name!r} has a line break or NUL in its value")
+        if name.lower() in ("host", "content-length", "transfer-encoding", "connection"):
+            raise ConfigError(f"--header {name!r} is set by the suite for each request; it cannot be given")
+        out.append((name, value))
+    return tuple(out)
+
+
+def _wait(value: Any) -> float:
+    if value in (None, "", 0):
+        return 0.0
+    return _timeout(value, "--wait")
+
+
+def _formats(value: Any) -> frozenset[str]:
+    names = _split(value)
+    if not names:
+        return frozenset(REPORT_FORMATS)
+    bad = [n for n in names if n not in REPORT_FORMATS]
+    if bad:
+        raise ConfigError(f"unknown report format {bad[0]!r}; choose from {', '.join(REPORT_FORMATS)}")
+    return frozenset(names)
+
+
+def _report_paths(paths: dict[str, Any]) -> tuple[tuple[str, Path], ...]:
+    out = []
+    for fmt, where in paths.items():
+        if where in (None, ""):
+            continue
+        path = Path(str(where))
+        check_writable(path.parent if str(path.parent) else Path("."))
+        out.append((fmt, path))
+    return tuple(out)
 
 
 CONFIG_KEYS = ("base-url", "api-key", "model", "profile", "expect", "category", "rule", "scenario", "strict",
-               "baseline", "report-dir", "timeout", "workers", "run-timeout")
+               "baseline", "report-dir", "timeout", "workers", "run-timeout", "header", "exclude-rule",
+               "exclude-category", "exclude-scenario", "exitfirst", "label", "wait", "insecure", "ca-bundle",
+               "report-format", "junit-xml", "results-json", "markdown", "html")
 CONFIG_FILE = "conformance.toml"
 
 
-def load_config(directory: Path | None = None) -> tuple[dict[str, Any], str | None]:
-    """The ``run`` options from ``conformance.toml``, else ``[tool.conformance]`` in ``pyproject.toml``, in
-    ``directory`` (the working directory by default); ({}, None) when there is neither. An unknown key
-    or a file that is not TOML is a ``ConfigError``."""
+def load_config(directory: Path | None = None, path: str | Path | None = None) -> tuple[dict[str, Any], str | None]:
+    """The ``run`` options from a config file: ``path`` (``--config-file``), else the nearest
+    ``conformance.toml`` or ``pyproject.toml`` with ``[tool.conformance]`` in ``directory`` (the working
+    directory by default) or a parent of it, up to the repository's root (a folder with ``.git``); ({}, None)
+    when there is none. ``${VAR}`` in a string value is the environment variable's value. An unknown key, an
+    unset variable or a file that is not TOML is a ``ConfigError``."""
+    if path not in (None, ""):
+        chosen = Path(str(path))
+        if not chosen.is_file():
+            raise ConfigError(f"the config file {str(chosen)!r} does not exist")
+        table = ("tool", "conformance") if chosen.name == "pyproject.toml" else None
+        found = _read_config(chosen, table)
+        if found is None:
+            raise ConfigError(f"{str(chosen)!r} has no [tool.conformance] table")
+        return found, str(chosen)
+    where = (directory or Path.cwd()).resolve()
+    for folder in (where, *where.parents):
+        for candidate, table in ((folder / CONFIG_FILE, None), (folder / "pyproject.toml", ("tool", "conformance"))):
+            if candidate.is_file():
+                found = _read_config(candidate, table)
+                if found is not None:
+                    return found, str(candidate)
+        if (folder / ".git").exists():  # the repository's root: a config above it belongs to something else
+            break
+    return {}, None
+
+
+def _read_config(path: Path, table: tuple[str, ...] | None) -> dict[str, Any] | None:
     import sys
 
     if sys.version_info >= (3, 11):
@@ -213,39 +327,59 @@ def load_config(directory: Path | None = None) -> tuple[dict[str, Any], str | No
     else:  # pragma: no cover
         import tomli as tomllib
 
-    where = directory or Path.cwd()
-    for path, table in ((where / CONFIG_FILE, None), (where / "pyproject.toml", ("tool", "conformance"))):
-        if not path.is_file():
-            continue
-        try:
-            doc: Any = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"cannot read {str(path)!r} as TOML: {exc}") from None
-        for key in table or ():
-            doc = doc.get(key, {}) if isinstance(doc, dict) else {}
-        if table is not None and not doc:
-            continue
-        if not isinstance(doc, dict):
-            raise ConfigError(f"{str(path)!r}: [tool.conformance] is not a table")
-        unknown = sorted(k for k in doc if k.replace("_", "-") not in CONFIG_KEYS)
-        if unknown:
-            raise ConfigError(f"unknown key {unknown[0]!r} in {str(path)!r}; the keys are {', '.join(CONFIG_KEYS)}")
-        return {k.replace("_", "-"): _typed(k.replace("_", "-"), v, path) for k, v in doc.items()}, str(path)
-    return {}, None
+    try:
+        doc: Any = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read {str(path)!r} as TOML: {exc}") from None
+    for key in table or ():
+        doc = doc.get(key, {}) if isinstance(doc, dict) else {}
+    if table is not None and not doc:
+        return None
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{str(path)!r}: [tool.conformance] is not a table")
+    unknown = sorted(k for k in doc if k.replace("_", "-") not in CONFIG_KEYS)
+    if unknown:
+        raise ConfigError(f"unknown key {unknown[0]!r} in {str(path)!r}; the keys are {', '.join(CONFIG_KEYS)}")
+    return {k.replace("_", "-"): _expand(_typed(k.replace("_", "-"), v, path), path) for k, v in doc.items()}
+
+
+VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _expand(value: Any, path: Path) -> Any:
+    """``${VAR}`` in a string (or a list of strings) replaced by the environment variable's value."""
+    import os
+
+    if isinstance(value, list):
+        return [_expand(v, path) for v in value]
+    if not isinstance(value, str):
+        return value
+
+    def one(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in os.environ:
+            raise ConfigError(f"{str(path)!r} uses ${{{name}}}, which is not set in the environment")
+        return os.environ[name]
+
+    return VARIABLE.sub(one, value)
+
+
+LIST_KEYS = ("category", "rule", "scenario", "expect", "header", "exclude-rule", "exclude-category",
+             "exclude-scenario", "report-format")
 
 
 def _typed(key: str, value: Any, path: Path) -> Any:
     """A config value of the type its flag takes; ``ConfigError`` otherwise."""
-    if key == "strict":
+    if key in ("strict", "exitfirst", "insecure"):
         if not isinstance(value, bool):
             raise ConfigError(f"{key} in {str(path)!r} must be true or false")
         return value
-    if key in ("category", "rule", "scenario", "expect"):
+    if key in LIST_KEYS:
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
             raise ConfigError(f"{key} in {str(path)!r} must be a string or a list of strings")
-        return ",".join(items) if key == "expect" else items
-    if key in ("timeout", "workers", "run-timeout"):
+        return ",".join(items) if key in ("expect", "report-format") else items
+    if key in ("timeout", "workers", "run-timeout", "wait"):
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
             raise ConfigError(f"{key} in {str(path)!r} must be a number")
         return value
@@ -264,5 +398,11 @@ def show(settings: Settings, source: str | None = None) -> str:
              "scenarios": ",".join(sorted(settings.scenarios)) if settings.scenarios else "(what the rules need)",
              "strict": str(settings.strict).lower(), "baseline": str(settings.baseline or "(none)"),
              "report-dir": str(settings.report_dir), "timeout": f"{settings.timeout:g}",
-             "workers": str(settings.workers), "run-timeout": f"{settings.run_timeout:g}"}
+             "workers": str(settings.workers), "run-timeout": f"{settings.run_timeout:g}",
+             "headers": ", ".join(f"{k}: ****" for k, _ in settings.headers) or "(none)",
+             "exclude-scenarios": ",".join(sorted(settings.exclude_scenarios)) or "(none)",
+             "exitfirst": str(settings.exitfirst).lower(), "label": settings.label or "(none)",
+             "wait": f"{settings.wait:g}", "tls": ("not verified (--insecure)" if not settings.limits.verify_tls
+                                                   else settings.limits.ca_bundle or "the system's CAs"),
+             "reports": ",".join(sorted(settings.formats))}
     return "\n".join(lines + [f"{k} = {v}" for k, v in shown.items()])

@@ -73,3 +73,31 @@ def test_run_timeout_defaults_from_the_timeout_and_is_validated(tmp_path: Path) 
     proc = show(tmp_path, "--run-timeout", "soon")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "--run-timeout 'soon' is not a number of seconds" in proc.stderr, proc.stderr
+
+
+def test_the_nearest_file_in_a_parent_folder_is_found(tmp_path: Path) -> None:
+    (tmp_path / "conformance.toml").write_text(TOML)
+    deeper = tmp_path / "a" / "b"
+    deeper.mkdir(parents=True)
+    got = values(show(deeper))
+    assert got["timeout"] == "7" and f"{tmp_path / 'conformance.toml'}" in show(deeper).stdout
+
+
+def test_the_search_stops_at_the_repository_root(tmp_path: Path) -> None:
+    (tmp_path / "conformance.toml").write_text(TOML)
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    assert values(show(repo))["timeout"] == "120"  # the file above the repository is not its config
+
+
+def test_a_named_config_file_and_variables(tmp_path: Path) -> None:
+    named = tmp_path / "ci.toml"
+    named.write_text('base-url = "${SERVER_URL}/v1"\napi-key = "${SERVER_KEY}"\nheader = ["X-Team: ${TEAM}"]\n'
+                     'exclude-scenario = "health"\nlabel = "nightly"\n')
+    env = {"SERVER_URL": "http://127.0.0.1:9", "SERVER_KEY": "sk-from-env", "TEAM": "blue"}
+    got = values(show(tmp_path, "--config-file", str(named), env=env))
+    assert got["base-url"] == "http://127.0.0.1:9" and got["api-key"] == "****"
+    missing = show(tmp_path, "--config-file", str(named), env={"SERVER_URL": "http://127.0.0.1:9"})
+    assert missing.returncode == 2 and "uses ${SERVER_KEY}, which is not set in the environment" in missing.stderr
+    absent = show(tmp_path, "--config-file", str(tmp_path / "nope.toml"))
+    assert absent.returncode == 2 and "does not exist" in absent.stderr

@@ -11,12 +11,12 @@ def test_a_steady_stream_is_green_with_its_first_byte() -> None:
     info = describe(points, 0.3)
     assert round(info["ttfb"], 2) == 0.05 and not info["buffered"] and info["reads"] == 20
     drawn = svg(points, 0.3)
-    assert drawn.startswith("<svg") and "#1e7b34" in drawn and "<script" not in drawn and "f6d5d3" not in drawn
+    assert drawn.startswith("<svg") and "#1e7b34" in drawn and "<script" not in drawn and "dde3ec" not in drawn
 
 
 def test_a_stall_and_buffering_are_marked() -> None:
     stalled = [[0.1, 100], [0.2, 200], [3.2, 300]]
-    assert describe(stalled, 3.3)["gap"] >= 3.0 and "f6d5d3" in svg(stalled, 3.3)
+    assert describe(stalled, 3.3)["gap"] >= 3.0 and "dde3ec" in svg(stalled, 3.3)
     buffered = [[2.4, 5000]]
     assert describe(buffered, 2.4)["buffered"] and "#b3261e" in svg(buffered, 2.4)
 

@@ -29,6 +29,14 @@ class ServerStarting:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerWaiting:
+    """--wait: the run waits for the server to answer (it is starting up)."""
+
+    base_url: str
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
 class ScenarioStarted:
     name: str
     category: str

@@ -195,6 +195,8 @@ def judge_run(outcomes: list[Outcome], settings: Settings, model: str, *, tool: 
     result = RunResult(tool=tool, started_at=started_at, duration_s=duration_s, strict=settings.strict,
                        target={"base_url": settings.base_url, "model": model, "profile": settings.profile,
                                "capabilities": caps}, incomplete=incomplete, tokens=token_totals(outcomes))
+    if settings.label:
+        result.target["label"] = settings.label
     variants = {o.scenario.name: v for o in outcomes if o.scenario.needs and (v := refused_variant(o.exchanges[0]))}
     if variants:
         result.target["variants"] = variants  # supported capabilities, these variants of them refused as documented

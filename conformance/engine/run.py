@@ -52,8 +52,8 @@ def run(settings: Settings) -> Iterator[ev.Event]:
 
             yield ev.ServerStarting()
             server = reference()
-            settings = replace(settings, base_url=server.base_url,
-                               expect=settings.expect or REFERENCE_CAPABILITIES)
+            settings = replace(settings, base_url=server.base_url, expect=settings.expect or REFERENCE_CAPABILITIES,
+                               limits=replace(settings.limits, use_proxy=False))  # on 127.0.0.1: never a proxy
         yield from _run_live(settings, reference=server is not None)
     finally:
         if server is not None:
@@ -66,13 +66,17 @@ REFERENCE_CAPABILITIES = frozenset(CAPABILITIES) - {"images"}  # every one but i
 def _run_live(settings: Settings, reference: bool) -> Iterator[ev.Event]:
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     clock = time.monotonic()
-    names = scenarios_for(settings.rules, settings.scenarios, settings.profile)
+    names = [n for n in scenarios_for(settings.rules, settings.scenarios, settings.profile)
+             if n not in settings.exclude_scenarios]
     events: queue.Queue[Any] = queue.Queue()
     runner = Runner(settings, emit=events.put)
     box: list[list[Outcome]] = []
 
     def live() -> None:
         try:
+            if settings.wait > 0:
+                events.put(ev.ServerWaiting(str(settings.base_url), settings.wait))
+                runner.wait_for_server(settings.wait)
             runner.discover()
             bound = min(settings.run_timeout, worst_case_seconds(settings.limits, settings.workers, names))
             events.put(ev.RunStarted(runner.base_url, runner.model, settings.profile, tuple(names), reference, bound))
@@ -132,7 +136,8 @@ def settings_record(settings: Settings) -> dict[str, Any]:
     return {"base_url": settings.base_url, "profile": settings.profile, "expect": sorted(settings.expect),
             "rules": sorted(settings.rules) if settings.rules is not None else None, "strict": settings.strict,
             "known_failures": [list(k) for k in settings.known_failures], "timeout": settings.timeout,
-            "workers": settings.workers, "run_timeout": settings.run_timeout, "limits": asdict(settings.limits)}
+            "workers": settings.workers, "run_timeout": settings.run_timeout, "limits": asdict(settings.limits),
+            "label": settings.label}
 
 
 def rejudge(directory: Path, settings_changes: dict[str, Any] | None = None) -> Iterator[ev.Event]:
@@ -143,7 +148,7 @@ def rejudge(directory: Path, settings_changes: dict[str, Any] | None = None) -> 
                         rules=frozenset(record["rules"]) if record["rules"] is not None else None,
                         strict=bool(record["strict"]),
                         known_failures=tuple((str(r), str(s)) for r, s in record["known_failures"]),
-                        timeout=float(record["timeout"]), workers=int(record["workers"]))
+                        timeout=float(record["timeout"]), workers=int(record["workers"]), label=record.get("label"))
     settings = replace(settings, **(settings_changes or {}))
     yield ev.RunStarted(str(settings.base_url), saved.model, settings.profile,
                         tuple(o.scenario.name for o in outcomes), False)

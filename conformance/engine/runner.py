@@ -30,6 +30,7 @@ from conformance.model.profiles import PROFILES
 from conformance.protocols.chat.payloads import answers
 from conformance.repro import MAX_INLINE_BODY, scenario_script
 from conformance.scenarios import HELLO, LONG, Context, Scenario, chat, context_tokens
+from conformance.secrets import Scrubber
 from conformance.settings import Settings, queue_wait
 from conformance.untrusted import path_segment as segment_of
 from conformance.wire.errors import WireError
@@ -126,12 +127,15 @@ class Runner:
         self.gate = Gate()
         self.not_run: list[str] = []  # scenarios the run timeout left out or cut
         self.silent = 0  # requests in a row that got no response within their time limits
-        self.stopped: str | None = None  # set once SILENT_IN_A_ROW requests in a row got none: the run is cut
+        self.stopped: str | None = None  # why the rest of the run is cut: the server stopped answering, or -x
+        self.stop_label = STOPPED  # how a cut scenario is labelled on its progress line
+        self.recorded: list[Outcome] = []  # the outcomes so far (-x judges each against them)
         self.context: int | None = None  # the context length the server states, in tokens
         self.plain_first_event: float | None = None
         self.listed: list[str] | None = None  # the model ids GET /v1/models listed (None: no list)
         served = "unknown-model-served" in PROFILES[settings.profile].allows
         self.refuse = BAD_INPUT - {Intent.UNKNOWN_MODEL} if served else BAD_INPUT  # requests under the refusal deadline
+        self.scrub = Scrubber(settings.secrets)
 
     def close(self) -> None:
         """Nothing to release: every request has a connection of its own."""
@@ -139,6 +143,8 @@ class Runner:
     # -- requests --------------------------------------------------------------------------
 
     def send(self, req: Request, limits: Limits | None = None) -> Exchange:
+        if self.settings.headers:  # -H: on every request, the scenario's own headers winning
+            req = replace(req, headers={**dict(self.settings.headers), **req.headers})
         if limits is None:
             limits = self.settings.refusal if req.intent in self.refuse else self.settings.limits
         if self.stopped is not None:  # the server has stopped answering: nothing more is sent, the scenario is cut
@@ -167,7 +173,7 @@ class Runner:
                 retried=f"429 with Retry-After: waited {waited:g} s and sent again {times}"))
         if (ex.observations.aborted in LOST and req.hold is None and req.retry_lost) or self._cut_short(req, ex):
             ex = self._resend_alone(req, limits, start, ex)
-        return ex
+        return self.scrub.exchange(ex)  # the -H values too, whatever the server echoes
 
     def _resend_alone(self, req: Request, limits: Limits, start: float, lost: Exchange,
                       sender: Callable[[Request, Limits], Exchange] | None = None) -> Exchange:
@@ -214,6 +220,18 @@ class Runner:
                 if self.silent >= SILENT_IN_A_ROW and self.stopped is None:
                     self.stopped = (f"{STOPPED}: {self.silent} requests in a row got no response within their "
                                     f"time limits (the last: {ex.observations.aborted})")
+
+    def wait_for_server(self, seconds: float) -> None:
+        """--wait: ask GET /v1/models every half second until anything answers (any status: the server is up) or
+        the time is spent; discovery then says what it finds."""
+        end = time.monotonic() + seconds
+        probe = replace(self.settings.limits, total=min(5.0, seconds), first_byte=min(5.0, seconds), max_bytes=65536)
+        while True:
+            ex = self._record(Request(method="GET", path="/v1/models", scenario="wait"), probe)
+            left = end - time.monotonic()
+            if ex.status is not None or left <= 0:
+                return
+            time.sleep(min(0.5, left))
 
     def discover(self) -> str:
         """The model to use: --model, else the first id GET /v1/models lists. Raises ``Unreachable``."""
@@ -317,9 +335,35 @@ class Runner:
         if sc.name == "stream-plain" and first.status == 200:
             self.plain_first_event = first_output_s(first)
         self.emit(ev.ScenarioFinished(sc.name, sc.category, first.status, round(elapsed, 3),
-                                      (STOPPED if self.stopped else RUN_TIMEOUT) if cut else first.observations.aborted,
-                                      done, max(self.total, done)))
-        return None if cut else Outcome(sc, exchanges, self.reproducer(sc, req), elapsed)
+                                      (self.stop_label if self.stopped else RUN_TIMEOUT) if cut
+                                      else first.observations.aborted, done, max(self.total, done)))
+        if cut:
+            return None
+        outcome = Outcome(sc, exchanges, self.reproducer(sc, req), elapsed)
+        with self._lock:
+            self.recorded.append(outcome)
+        if self.settings.exitfirst:
+            self._stop_at_failure(outcome)
+        return outcome
+
+    def _stop_at_failure(self, outcome: Outcome) -> None:
+        """-x: judge the scenario as it ends (against the capabilities probed so far: a scenario whose capability is
+        not probed yet is not judged here, the final judging does it); a gating failure stops the run."""
+        from conformance.engine.judge import capabilities, judge
+        from conformance.model import Level, gating_levels
+
+        with self._lock:
+            caps = capabilities(list(self.recorded), self.settings.expect)
+        gating = gating_levels(self.settings.strict)
+        known = set(self.settings.known_failures)
+        for entry in judge(outcome, caps, self.settings, self.settings.rules):
+            if entry.outcome in ("failed", "error") and Level(entry.level) in gating \
+                    and (entry.rule, entry.scenario) not in known:
+                with self._lock:
+                    if self.stopped is None:
+                        self.stop_label = "stopped at the first failure (-x)"
+                        self.stopped = f"stopped at the first failure (-x): {entry.rule} [{entry.level}] in {entry.scenario}"
+                return
 
     def reproducer(self, sc: Scenario, req: Request) -> str:
         """What the suite did, as a script; a body over 2 KiB is written beside the reports, gzipped (the
@@ -515,13 +559,15 @@ class Runner:
         return [replace(first, observations=first.observations.with_(burst=counts)), *shown[1:]]
 
     def _http10(self, req: Request) -> list[Exchange]:
+        if self.settings.headers:
+            req = replace(req, headers={**dict(self.settings.headers), **req.headers})
         start = time.monotonic()
         with self.gate.shared():
             ex = record_http10(self.base_url, req, self.settings.limits, self.settings.api_key)
         if self._cut_short(req, ex):
             ex = self._resend_alone(req, self.settings.limits, start, ex,
                                     lambda r, lim: record_http10(self.base_url, r, lim, self.settings.api_key))
-        return [ex]
+        return [self.scrub.exchange(ex)]
 
     def _cut_short(self, req: Request, ex: Exchange) -> bool:
         """A stream that ended, with no error, before any choice finished (nothing cut it on the suite's side):

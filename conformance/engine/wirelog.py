@@ -54,19 +54,74 @@ def save(directory: Path, run: WireRun, outcomes: list[Outcome], scrub: Scrubber
         if old.is_file():
             old.unlink()
     listed = []
-    number = 0
+    stems = iter(_stems(outcomes))
     for outcome in outcomes:
         files = []
         for ex in outcome.exchanges:
-            number += 1
-            stem = f"{number:03d}-{_safe(ex.scenario if ex.scenario not in ('', 'live') else outcome.scenario.name)}"
+            stem = next(stems)
             _save_exchange(wire, stem, ex, scrub)
             files.append(stem)
         listed.append({"scenario": outcome.scenario.name, "elapsed_s": outcome.elapsed_s,  # exact: reports round it
                        "reproducer": scrub.text(outcome.reproducer), "exchanges": files})
     doc = {"format": FORMAT, **asdict(run), "outcomes": listed}
     (wire / "run.json").write_text(scrub.text(json_text(doc, indent=1)) + "\n", encoding="utf-8")
+    har = to_har(run, [(stem, ex) for stem, ex in zip(_stems(outcomes), (e for o in outcomes for e in o.exchanges),
+                                                       strict=True)], scrub)
+    (wire / HAR_FILE).write_text(scrub.text(json_text(har, indent=1)) + "\n", encoding="utf-8")
     return wire
+
+
+HAR_FILE = "wire.har"
+HAR_INLINE = 256 * 1024  # a larger body is only referenced (its .body file beside): the HAR stays openable
+
+
+def _stems(outcomes: list[Outcome]) -> list[str]:
+    stems, number = [], 0
+    for outcome in outcomes:
+        for ex in outcome.exchanges:
+            number += 1
+            stems.append(f"{number:03d}-{_safe(ex.scenario if ex.scenario not in ('', 'live') else outcome.scenario.name)}")
+    return stems
+
+
+def to_har(run: WireRun, exchanges: list[tuple[str, Exchange]], scrub: Scrubber) -> dict[str, Any]:
+    """The wire log as HAR 1.2 (opens in every browser's devtools and in HAR tools): one entry per exchange, the
+    body inline up to HAR_INLINE bytes (text, or base64 when it is not UTF-8) and always named by its exact-bytes
+    file (``_bodyFile``); the suite's own observations as ``_observations``."""
+    import base64
+
+    base = str(run.settings.get("base_url") or "").rstrip("/")
+    entries = []
+    for stem, ex in exchanges:
+        body = scrub.data(ex.body)
+        content: dict[str, Any] = {"size": len(body), "mimeType": ex.header("content-type") or "",
+                                   "_bodyFile": f"{stem}.body"}
+        if len(body) <= HAR_INLINE:
+            try:
+                content["text"] = body.decode("utf-8")
+            except UnicodeDecodeError:
+                content.update(text=base64.b64encode(body).decode("ascii"), encoding="base64")
+        else:
+            content["comment"] = f"{len(body)} bytes: see {stem}.body"
+        sent = json_text(ex.request) if ex.request is not None else None
+        elapsed = float(ex.observations.elapsed_s or (ex.arrivals[-1][0] if ex.arrivals else 0.0))
+        first = ex.arrivals[0][0] if ex.arrivals else elapsed
+        entries.append({
+            "startedDateTime": run.started_at, "time": round(elapsed * 1000, 3),
+            "request": {"method": ex.method, "url": base + ex.path, "httpVersion": ex.request_http_version,
+                        "headers": [{"name": k, "value": v} for k, v in scrub.headers(ex.request_headers)],
+                        "queryString": [], "cookies": [], "headersSize": -1, "bodySize": len(sent or ""),
+                        **({"postData": {"mimeType": ex.request_header("content-type") or "application/json",
+                                         "text": sent}} if sent is not None else {})},
+            "response": {"status": ex.status or 0, "statusText": "", "httpVersion": ex.http_version,
+                         "headers": [{"name": k, "value": v} for k, v in ex.headers], "cookies": [],
+                         "content": content, "redirectURL": "", "headersSize": -1, "bodySize": len(body)},
+            "cache": {}, "timings": {"send": 0, "wait": round(first * 1000, 3),
+                                     "receive": round(max(elapsed - first, 0.0) * 1000, 3)},
+            "comment": ex.scenario, "_observations": ex.observations.to_json()})
+    return {"log": {"version": "1.2", "creator": {"name": run.tool.get("name", "chat-conformance"),
+                                                  "version": run.tool.get("version", "")},
+                    "entries": entries}}
 
 
 def _save_exchange(wire: Path, stem: str, ex: Exchange, scrub: Scrubber) -> None:

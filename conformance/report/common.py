@@ -54,7 +54,7 @@ def run_notes(result: RunResult) -> list[str]:
         missing = result.incomplete.get("not_run") or []
         notes.append(f"INCOMPLETE: {result.incomplete['reason']}; {len(missing)} scenario(s) not run or cut: "
                      f"{where(missing)} (the run fails; "
-                     f"{'check the server' if 'stopped answering' in result.incomplete['reason'] else 'raise --run-timeout'})")
+                     f"{_incomplete_hint(str(result.incomplete['reason']))})")
     tolerated = sorted({c.rule for c in result.checks if c.outcome == "failed" and c.known})
     if tolerated:  # a baseline run that passes still says what it did not fail on
         count = sum(1 for c in result.checks if c.outcome == "failed" and c.known)
@@ -150,3 +150,11 @@ def rule_counts(result: RunResult) -> dict[str, int]:
             "failed": len(failed), "skipped": sum(v.outcome.value == "skipped" for v in verdicts),
             "error": sum(v.outcome.value == "error" for v in verdicts),
             **{level: sum(v.level.value == level for v in failed) for level in ("must", "should", "advisory")}}
+
+
+def _incomplete_hint(reason: str) -> str:
+    if "stopped answering" in reason:
+        return "check the server"
+    if "(-x)" in reason:
+        return "-x stopped it at the first failure"
+    return "raise --run-timeout"

@@ -60,7 +60,7 @@ def _column(doc: dict[str, Any], source: Path | None, out: Path) -> Column:
         link = os.path.relpath(source.parent / "report.html", out)
     summary = doc.get("summary", {})
     verdict = str(summary.get("verdict", "fail" if summary.get("failed_by_level", {}).get("must") else "pass"))
-    label = f"{target.get('base_url')} · {target.get('model')}"
+    label = str(target.get("label") or f"{target.get('base_url')} · {target.get('model')}")
     runs = source.parent / "RUNS.json" if source is not None else None
     if runs is not None and runs.is_file():  # a peer of `nox -s peers`: named by the server and its version
         try:

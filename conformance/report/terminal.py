@@ -107,6 +107,8 @@ class LiveProgress:
 
         if isinstance(event, ev.ServerStarting):
             self.line("starting the bundled reference server …")
+        elif isinstance(event, ev.ServerWaiting):
+            self.line(f"waiting for {event.base_url} to answer (up to {event.seconds:g} s) …")
         elif isinstance(event, ev.RunStarted):
             self.total = len(event.scenarios)
             origin = " (bundled reference server)" if event.reference else ""

@@ -14,6 +14,7 @@ import functools
 import gzip
 import json
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -444,10 +445,14 @@ class HostileServer:
     listener: socket.socket = field(init=False)
     stopping: threading.Event = field(default_factory=threading.Event)
     targets: list[str] = field(default_factory=list)  # every request target received, exactly as it came
+    requests: list[Req] = field(default_factory=list)  # every request received
+    tls: ssl.SSLContext | None = None  # serve HTTPS with this context
+    port: int = 0  # a free one unless told
 
     def __post_init__(self) -> None:
         self.listener = socket.socket()
-        self.listener.bind(("127.0.0.1", 0))
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", self.port))
         self.listener.listen(64)
         self.listener.settimeout(0.2)
         threading.Thread(target=self._accept, daemon=True).start()
@@ -466,9 +471,13 @@ class HostileServer:
 
     def _serve(self, conn: socket.socket) -> None:
         try:
+            if self.tls is not None:
+                conn.settimeout(10)
+                conn = self.tls.wrap_socket(conn, server_side=True)
             req = _read_request(conn)
             if req is not None:
                 self.targets.append(req.target)
+                self.requests.append(req)
             if req is not None and not self.stopping.is_set():
                 self.behaviour(conn, req)
         except OSError:
