@@ -25,12 +25,74 @@ def run_step(server: ServerProcess, tmp_path: Path, extra: dict[str, str]) -> tu
             outputs.read_text(encoding="utf-8") if outputs.exists() else "", proc.stdout + proc.stderr)
 
 
+def run_action(inputs: dict[str, str], tmp_path: Path) -> tuple[int, str, str, str, list[str]]:
+    """action.yml's steps run as the runner would: ``${{ inputs.* }}`` and ``${{ github.* }}`` substituted, each
+    ``run`` in bash with its env, ``uses`` steps listed (the runner resolves them; here they are not run)."""
+    import re
+
+    import yaml
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    values = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+    values.update(inputs)
+    runner_temp = tmp_path / "runner"
+    runner_temp.mkdir()
+    summary, outputs = tmp_path / "summary.md", tmp_path / "outputs.txt"
+
+    def fill(text: str) -> str:
+        return re.sub(r"\$\{\{\s*(inputs|runner|github)\.([\w-]+)\s*\}\}",
+                      lambda m: values[m.group(2)] if m.group(1) == "inputs" else {"os": "Linux"}.get(
+                          m.group(2), "v-test"), text)
+
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("CONFORMANCE_", "OPENAI_", "GITHUB_"))}
+    base.update(RUNNER_TEMP=str(runner_temp), GITHUB_ACTION_PATH=str(ROOT), GITHUB_STEP_SUMMARY=str(summary),
+                GITHUB_OUTPUT=str(outputs))
+    used, code, log = [], 0, ""
+    for step in action["runs"]["steps"]:
+        if "uses" in step:
+            used.append(step["uses"])
+            continue
+        env = {**base, **{k: fill(str(v)) for k, v in (step.get("env") or {}).items()}}
+        proc = subprocess.run(["bash", "-e", "-c", fill(step["run"])], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=600, check=False)
+        code, log = proc.returncode, log + proc.stdout + proc.stderr
+        if code:
+            break
+    return (code, summary.read_text(encoding="utf-8") if summary.exists() else "",
+            outputs.read_text(encoding="utf-8") if outputs.exists() else "", log, used)
+
+
+def test_action_yml_runs_as_a_composite_action(must_fault_server: ServerProcess, tmp_path: Path) -> None:
+    """Its own venv on the caller's Python (no setup-python), a pip cache, every input, annotations, this run's
+    summary."""
+    code, summary, outputs, log, used = run_action({
+        "base-url": must_fault_server.base_url, "scenario": "stream-plain,non-stream", "api-key": "sk-act-2",
+        "headers": "X-Team: blue", "label": "the fault", "args": "--timeout 30", "report-dir": "out"}, tmp_path)
+    assert used == ["actions/cache@v4"] and "setup-python" not in (ROOT / "action.yml").read_text(encoding="utf-8")
+    assert code == 1 and "exit-code=1" in outputs, log[-3000:]
+    assert "::error title=CHK-009 [must] role appears once per choice" in log
+    assert "❌ FAIL" in summary and "`the fault`" in summary and "sk-act-2" not in summary
+    assert (tmp_path / "out" / "badge.svg").is_file() and (tmp_path / "runner" / "chat-conformance").is_dir()
+
+
+def test_the_recipe_pins_the_released_version() -> None:
+    import re
+
+    import tomllib
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    recipe = (ROOT / "docs" / "ci" / "github-workflow.yml").read_text(encoding="utf-8")
+    assert re.findall(r"chat-conformance@(v[\w.]+)", recipe) == [f"v{version}"]
+    steps = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8").split("## Releasing", 1)[1].split("\n## ", 1)[0]
+    assert "git tag -a vX.Y.Z" in steps and "git push origin vX.Y.Z" in steps
+
+
 def test_the_step_reads_the_same_variables_as_action_yml() -> None:
     text = (ROOT / "action.yml").read_text(encoding="utf-8")
     for name in ("BASE_URL", "MODEL", "API_KEY", "EXPECT", "PROFILE", "BASELINE", "STRICT", "TIMEOUT", "RUN_TIMEOUT",
                  "REPORT_DIR"):
         assert f"CONFORMANCE_{name}: ${{{{ inputs." in text, name
-    assert "run: python -m conformance.action" in text
+    assert 'run: \'"$RUNNER_TEMP/chat-conformance/bin/python" -m conformance.action\'' in text
 
 
 def test_a_passing_server_gets_a_passing_summary(ref_server: ServerProcess, tmp_path: Path) -> None:
