@@ -257,6 +257,8 @@ def _drive(settings: Any, make_events: Any, verbose: bool, out: Path | None = No
         sys.exit(130)
     except Exception as exc:  # a bug of the suite's own: one sentence, the traceback kept beside the reports
         _crashed(exc, out or settings.report_dir, scrub)
+    finally:
+        progress.close()
     assert result is not None
     nothing = result.judged_nothing() if settings.rules is not None or settings.scenarios is not None else None
     if nothing is not None:  # a selection that judges no rule is a configuration error, never a pass

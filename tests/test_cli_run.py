@@ -136,6 +136,11 @@ def test_compare_writes_a_matrix(tmp_path: Path) -> None:
     proc = conformance("report", "compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--out",
                        str(paths_cli))
     assert proc.returncode == 0 and (paths_cli / "matrix.html").exists()
+    pages = sorted(p.name for p in (tmp_path / "servers").iterdir())
+    assert pages == ["http-x-m-2.html", "http-x-m-2.svg", "http-x-m.html", "http-x-m.svg"]  # one page, one badge each
+    assert "[![FAIL](servers/http-x-m.svg)](servers/http-x-m.html)" in md
+    page = (tmp_path / "servers" / "http-x-m.html").read_text()
+    assert "<svg" in page and "CHK-009" in page and "../matrix.html" in page
 
 
 def test_compare_refuses_a_non_results_file(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,9 @@ class Column:
     skipped: int
     seconds: float
     link: str | None
+    page: str = ""  # servers/<slug>.html: the page a project can link
+    badge: str = ""  # servers/<slug>.svg
+    failing: tuple[tuple[str, str, str], ...] = ()  # (rule, level, title) of each failing rule
 
 
 def _column(doc: dict[str, Any], source: Path | None, out: Path) -> Column:
@@ -70,10 +74,13 @@ def _column(doc: dict[str, Any], source: Path | None, out: Path) -> Column:
                 label += f" (profile {target['profile']})"
         except (ValueError, KeyError, TypeError):
             pass
+    titles = {r.id: r.title for r in RULES}
     return Column(label, verdict.upper(),
                   sum(levels[r] == "must" for r in failing), sum(levels[r] == "should" for r in failing),
                   sum(levels[r] == "advisory" for r in failing), sum(c == "passed" for c in cells.values()),
-                  sum(c == "skipped" for c in cells.values()), float(doc.get("duration_s", 0.0)), link)
+                  sum(c == "skipped" for c in cells.values()), float(doc.get("duration_s", 0.0)), link,
+                  failing=tuple(sorted(((r, levels[r], titles[r]) for r in failing),
+                                       key=lambda f: (("must", "should", "advisory").index(f[1]), f[0]))))
 
 
 def write_matrix(docs: list[dict[str, Any]], sources: list[Path] | None, out: Path) -> list[Path]:
@@ -87,12 +94,56 @@ def write_matrix(docs: list[dict[str, Any]], sources: list[Path] | None, out: Pa
         groups.append((category, [row for row in rows if any(c is not None for c in row[1])]))
     differ = [(r, cells) for _, rows in groups for r, cells in rows if len({MARK[c] for c in cells}) > 1]
     notes = _not_in_matrix(out / "peers.json")
+    _server_pages(columns, docs, out)
     (out / "matrix.md").write_text(printable(_markdown(columns, groups, differ, notes)), encoding="utf-8")
     env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
     html = env.from_string(HTML).render(columns=columns, groups=groups, differ=differ, mark=MARK, legend=LEGEND,
                                         notes=notes)
     (out / "matrix.html").write_text(printable(html), encoding="utf-8")
-    return [out / "matrix.md", out / "matrix.html"]
+    return [out / "matrix.md", out / "matrix.html", *(out / c.page for c in columns), *(out / c.badge for c in columns)]
+
+
+def slug(label: str, taken: set[str]) -> str:
+    """A file name for a server's page, from its label (server text: only [a-z0-9-] kept), unique in ``taken``."""
+    base = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")[:48].strip("-") or "server"
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def _server_pages(columns: list[Column], docs: list[dict[str, Any]], out: Path) -> None:
+    """servers/<slug>.html and servers/<slug>.svg for each server: a page and a badge a project can link."""
+    from conformance.report.badge import render_badge
+    from conformance.results import from_json
+
+    folder = out / "servers"
+    folder.mkdir(parents=True, exist_ok=True)
+    env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
+    taken: set[str] = set()
+    for column, doc in zip(columns, docs, strict=True):
+        name = slug(column.label, taken)
+        column.page, column.badge = f"servers/{name}.html", f"servers/{name}.svg"
+        badge = render_badge(from_json(doc), column.label)
+        (out / column.badge).write_text(badge, encoding="utf-8")
+        report = os.path.relpath(out / column.link, folder) if column.link else None
+        html = env.from_string(SERVER_PAGE).render(c=column, badge=badge, report=report, legend=LEGEND)
+        (out / column.page).write_text(printable(html), encoding="utf-8")
+
+
+SERVER_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{{ c.label }}: {{ c.verdict }}</title>
+<style>body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:60em;padding:0 1em}.must{color:#b3261e}
+.should{color:#8a5a00}.advisory{color:#2a5d9f}</style></head><body>
+<h1>{{ c.label }}</h1><p>{{ badge|safe }}</p>
+<p><b>{{ c.verdict }}</b>: {{ c.must }} must, {{ c.should }} should and {{ c.advisory }} advisory rules failed;
+{{ c.passed }} passed, {{ c.skipped }} skipped; {{ '%.1f' % c.seconds }} s.
+{% if report %}<a href="{{ report }}">The full report</a>. {% endif %}<a href="../matrix.html">The matrix</a>.</p>
+<p>Link the badge: <code>![chat-conformance]({{ c.badge.split('/')[-1] }})</code></p>
+{% if c.failing %}<h2>Failing rules</h2><ul>{% for rule, level, title in c.failing %}<li><span class="{{ level }}">
+{{ level }}</span> <b>{{ rule }}</b> {{ title }}</li>{% endfor %}</ul>{% else %}<p>No rule failed.</p>{% endif %}
+</body></html>
+"""
 
 
 def _not_in_matrix(peers: Path) -> list[str]:
@@ -113,10 +164,11 @@ def _not_in_matrix(peers: Path) -> list[str]:
 
 def _markdown(columns: list[Column], groups: list[Any], differ: list[Any], notes: list[str] | None = None) -> str:
     heads = [f"[{md_cell(c.label)}]({c.link})" if c.link else md_cell(c.label) for c in columns]
-    md = ["# Compatibility matrix", "", "| server | verdict | must | should | advisory | passed | skipped | wall time |",
-          "|---|---|---:|---:|---:|---:|---:|---:|"]
-    md += [f"| {h} | {c.verdict} | {c.must} | {c.should} | {c.advisory} | {c.passed} | {c.skipped} | {c.seconds:.1f} s |"
-           for h, c in zip(heads, columns, strict=True)]
+    md = ["# Compatibility matrix", "",
+          "| server | verdict | must | should | advisory | passed | skipped | wall time | page |",
+          "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    md += [f"| {h} | {c.verdict} | {c.must} | {c.should} | {c.advisory} | {c.passed} | {c.skipped} | {c.seconds:.1f} s "
+           f"| [![{c.verdict}]({c.badge})]({c.page}) |" for h, c in zip(heads, columns, strict=True)]
     if notes:
         md += ["", "Not in this matrix:", "", *[f"- {n}" for n in notes]]
     md += ["", f"Legend: {LEGEND}", "", f"## Differences ({len(differ)} rules)", ""]
@@ -139,10 +191,12 @@ td,th{border:1px solid #ccc;padding:.2em .5em}.failed,.error{background:#f6d5d3}
 .skipped{color:#777}th.cat{text-align:left;background:#eee}td.n{text-align:right}.FAIL{color:#b3261e;font-weight:600}
 .PASS{color:#1e7b34;font-weight:600}</style></head><body><h1>Compatibility matrix</h1>
 <table><tr><th>server</th><th>verdict</th><th>must</th><th>should</th><th>advisory</th><th>passed</th><th>skipped</th>
-<th>wall time</th></tr>{% for c in columns %}<tr><td>{% if c.link %}<a href="{{ c.link }}">{{ c.label }}</a>{% else %}
+<th>wall time</th><th>page</th></tr>{% for c in columns %}<tr><td>
+{% if c.link %}<a href="{{ c.link }}">{{ c.label }}</a>{% else %}
 {{ c.label }}{% endif %}</td><td class="{{ c.verdict }}">{{ c.verdict }}</td><td class="n">{{ c.must }}</td>
 <td class="n">{{ c.should }}</td><td class="n">{{ c.advisory }}</td><td class="n">{{ c.passed }}</td>
-<td class="n">{{ c.skipped }}</td><td class="n">{{ '%.1f' % c.seconds }} s</td></tr>{% endfor %}</table>
+<td class="n">{{ c.skipped }}</td><td class="n">{{ '%.1f' % c.seconds }} s</td>
+<td><a href="{{ c.page }}"><img src="{{ c.badge }}" alt="{{ c.verdict }}"></a></td></tr>{% endfor %}</table>
 {% if notes %}<p>Not in this matrix:</p><ul>{% for n in notes %}<li>{{ n }}</li>{% endfor %}</ul>{% endif %}
 <p>Legend: {{ legend }}</p>
 <h2>Differences ({{ differ|length }} rules)</h2>{% if differ %}<table><tr><th>rule</th><th>level</th>

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from conformance.untrusted import json_text, printable
@@ -62,13 +63,17 @@ def summary_lines(result: RunResult) -> list[str]:
     t = result.target
     ruleset = f"  rule set {result.tool['ruleset']}" if "ruleset" in result.tool else ""
     lines = [f"{verdict(result)}  {t['base_url']}  model {t['model']}  profile {t['profile']}"
-             f"{'  strict' if result.strict else ''}{ruleset}  ({result.duration_s:.1f} s)",
-             f"{'category':13} {'passed':>6} {'must':>5} {'should':>6} {'advis.':>6} {'skip':>5}"]
+             f"{'  strict' if result.strict else ''}{ruleset}  ({result.duration_s:.1f} s)"]
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style=None)
+    table.add_column("category", min_width=12)
+    for name in ("passed", "must", "should", "advis.", "skip"):
+        table.add_column(name, justify="right")
     for row in by_category(result):
-        lines.append(f"{row.category:13} {row.passed:6} {row.failed['must']:5} {row.failed['should']:6} "
-                     f"{row.failed['advisory']:6} {row.skipped:5}")
-    lines.append(f"{'total':13} {s['passed']:6} {s['failed_by_level']['must']:5} {s['failed_by_level']['should']:6} "
-                 f"{s['failed_by_level']['advisory']:6} {s['skipped']:5}")
+        table.add_row(row.category, str(row.passed), str(row.failed["must"]), str(row.failed["should"]),
+                      str(row.failed["advisory"]), str(row.skipped))
+    table.add_row("total", str(s["passed"]), str(s["failed_by_level"]["must"]), str(s["failed_by_level"]["should"]),
+                  str(s["failed_by_level"]["advisory"]), str(s["skipped"]))
+    lines += _text(table)
     caps = ", ".join(f"{n} {capability_state(c)}" for n, c in t["capabilities"].items())
     lines.append(f"capabilities: {caps}")
     if t.get("variants"):
@@ -87,6 +92,15 @@ def summary_lines(result: RunResult) -> list[str]:
     return lines + run_notes(result)
 
 
+def _text(renderable: object) -> list[str]:
+    """A rich renderable as plain lines (no style codes: the caller styles and escapes each line)."""
+    import io
+
+    out = Console(file=io.StringIO(), width=100, color_system=None, highlight=False)
+    out.print(renderable)
+    return [line.rstrip() for line in out.file.getvalue().splitlines()]  # type: ignore[attr-defined]
+
+
 class LiveProgress:
     """Renders engine events as they come: each scenario as it finishes (status, time, a running count);
     with ``verbose`` each scenario as it starts and each finding. Every line is scrubbed of secrets."""
@@ -96,6 +110,14 @@ class LiveProgress:
         self.verbose = verbose
         self.scrub = scrub
         self.total = 0
+        self.bar: Progress | None = None  # on a terminal: a progress bar under the lines (rich), gone at the end
+        self.task: TaskID | None = None
+
+    def close(self) -> None:
+        """Take the progress bar down (the run ended, or failed)."""
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
 
     def line(self, text: str, style: str = "") -> None:
         """One line to the terminal: secrets masked, then every control and unencodable character escaped."""
@@ -115,14 +137,23 @@ class LiveProgress:
             bound = f" (ends within {event.bound_s:.0f} s)" if event.bound_s else ""
             self.line(f"chat-conformance: {event.base_url}{origin}, model {event.model}, profile {event.profile}, "
                       f"{self.total} scenarios{bound}", "bold")
+            if getattr(self.console, "is_terminal", False) and self.bar is None and not _no_color():
+                self.bar = Progress(TextColumn("scenarios"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                    console=self.console, transient=True)
+                self.task = self.bar.add_task("scenarios", total=self.total)
+                self.bar.start()
         elif isinstance(event, ev.ScenarioStarted) and self.verbose:
             self.line(f"  …       {event.category:12} {event.name} started", "dim")
         elif isinstance(event, ev.ScenarioFinished):
             status = "—" if event.status is None else str(event.status)
             aborted = f"  ({event.aborted})" if event.aborted else ""
             width = len(str(event.total))
+            if self.bar is not None and self.task is not None:
+                self.bar.update(self.task, completed=event.done, total=event.total)
             self.line(f"  [{event.done:>{width}}/{event.total}] {event.category:12} {event.name:26} {status:>3} "
                       f"{event.elapsed_s:7.2f} s{aborted}", "yellow" if event.aborted or event.status is None else "")
+        elif isinstance(event, ev.RunFinished):
+            self.close()
         elif isinstance(event, ev.FindingReported) and self.verbose:
             e = event.entry
             first = e.message.splitlines()[0] if e.message else ""
@@ -145,10 +176,13 @@ def failure_lines(result: RunResult, limit: int = 3) -> list[str]:
     return lines
 
 
+def _no_color() -> bool:
+    import os
+
+    return bool(os.environ.get("NO_COLOR"))
+
+
 def plain_console(**kwargs: object) -> Console:
     """A rich Console for the terminal; with NO_COLOR set (https://no-color.org) it writes no escape sequence at
     all, bold and dim included."""
-    import os
-
-    plain = bool(os.environ.get("NO_COLOR"))
-    return Console(highlight=False, color_system=None if plain else "auto", **kwargs)  # type: ignore[arg-type]
+    return Console(highlight=False, color_system=None if _no_color() else "auto", **kwargs)  # type: ignore[arg-type]

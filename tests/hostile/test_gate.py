@@ -140,3 +140,31 @@ def test_a_baseline_run_says_what_it_tolerated(tmp_path: Path) -> None:
     assert first.returncode == 1 and failing, first.stdout[-2000:]
     assert again.returncode == 0, again.stdout[-2000:]
     assert f"baseline: {len(failing)} known failure(s) tolerated" in again.stdout
+
+
+def test_a_terminal_gets_a_progress_bar_and_a_log_does_not(tmp_path: Path) -> None:
+    import os
+    import pty
+
+    argv = [sys.executable, "-m", "conformance", "run", "--model", "m", "--scenario", "stream-plain", "--scenario",
+            "non-stream"]
+    with HostileServer(answer) as server:
+        master, child = pty.openpty()
+        proc = subprocess.Popen([*argv, "--base-url", server.base_url, "--report-dir", str(tmp_path / "a")],
+                                stdout=child, stderr=child, env={**os.environ, "TERM": "xterm", "COLUMNS": "120"})
+        os.close(child)
+        shown = b""
+        while True:
+            try:
+                piece = os.read(master, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not piece:
+                break
+            shown += piece
+        os.close(master)
+        assert proc.wait(timeout=120) in (0, 1)
+        logged = conformance(*argv[3:], "--base-url", server.base_url, "--report-dir", str(tmp_path / "b"))
+    text = shown.decode("utf-8", "replace")
+    assert "━" in text and "scenarios" in text and "/3" in text, text[-2000:]  # rich's bar: done of total
+    assert "━" not in logged.stdout and "\x1b" not in logged.stdout
