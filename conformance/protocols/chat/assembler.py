@@ -198,7 +198,10 @@ class Assembler:
         first: Choice | None = None
         for event in events:
             data = event.data
-            if data == DONE and self.result.done_end is None:
+            if self.result.done_end is not None:  # after [DONE]: a correct client has stopped reading; the payload
+                payloads.append(classify(event))  # is kept for the rules (SSE-003), never merged into the answer
+                continue
+            if data == DONE:
                 self.result.done_end = event.end
             if fast is not None and event.type == "message" and data[:1] == "{":
                 try:
