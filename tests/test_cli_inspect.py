@@ -106,3 +106,15 @@ def test_inspect_reads_standard_input() -> None:
     proc = subprocess.run([sys.executable, "-m", "conformance", "inspect", "-", "--format", "json"],
                           input=stream.read_bytes(), capture_output=True, check=False, timeout=60)
     assert proc.returncode in (0, 1) and json.loads(proc.stdout)["events"]
+
+
+def test_usage_before_the_finish_is_flagged_without_the_request() -> None:
+    """Seed 000's lifecycle puts usage after the finish: an offline capture shows it with no --request (issue 27)."""
+    from conformance.inspect import build_exchange, inspect_exchange
+
+    root = Path(__file__).resolve().parents[1]
+    result = inspect_exchange(build_exchange(root / "fixtures" / "defects" / "usage-before-finish.sse"))
+    assert "USG-003" in {f.rule for f in result.findings}
+    after_done = inspect_exchange(build_exchange(root / "fixtures" / "defects" / "events-after-done.sse"))
+    assert after_done.analysis.assembled.choices[0].content == "Hello from the café ☕"  # nothing after [DONE]
+    assert "SSE-003" in {f.rule for f in after_done.findings}

@@ -29,7 +29,18 @@ def _filter_block(a: Analysis) -> bool:
         c.finish_reason == "content_filter" for c in a.assembled.choices.values())
 
 
-@check("USG-002", "USG-003", "USG-004", "USG-005", "USG-007", when=(chat_sse, wants_usage, no_stream_error))
+@check("USG-003", when=(chat_sse, no_stream_error, lambda a: bool(_usage_chunks(a))))
+def usage_after_finish(a: Analysis) -> Iterator[Finding]:
+    """Seed 000's lifecycle puts usage after the finish: judged wherever a usage chunk is, the request known or not
+    (an offline capture without --request included)."""
+    chunks = _usage_chunks(a)
+    early = next((v for v in sequence.walk(a.payloads) if v.choice is None and v.event == "finish"), None)
+    if early is not None:
+        yield finding(a, "USG-003", f"usage at event {chunks[0].index}, before the finish at event "
+                      f"{early.event_index}", "usage after the last finish_reason", event=chunks[0].index)
+
+
+@check("USG-002", "USG-004", "USG-005", "USG-007", when=(chat_sse, wants_usage, no_stream_error))
 def usage_placement(a: Analysis) -> Iterator[Finding]:
     chunks = _usage_chunks(a)
     if not chunks:
@@ -37,10 +48,6 @@ def usage_placement(a: Analysis) -> Iterator[Finding]:
             yield finding(a, "USG-002", "no usage chunk", "one chunk with usage and choices: [] before [DONE]")
         return
     last = chunks[-1]
-    early = next((v for v in sequence.walk(a.payloads) if v.choice is None and v.event == "finish"), None)
-    if early is not None:
-        yield finding(a, "USG-003", f"usage at event {chunks[0].index}, before the finish at event "
-                      f"{early.event_index}", "usage after the last finish_reason", event=chunks[0].index)
     if len(chunks) > 1:
         yield finding(a, "USG-004", f"usage on {len(chunks)} chunks", "usage once", event=chunks[0].index)
     if last.value.get("choices") != []:
