@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RULESET_VERSION = "5"  # bumped whenever a rule is added or retired or its meaning changes; in every report
+RULESET_VERSION = "6"  # bumped whenever a rule is added or retired or its meaning changes; in every report
 # 2: TRN-014 (every request gets a response; nothing passes without one), judging caps under TRN-011.
 # 3: ERR-017 (bad input is refused within the refusal deadline), ERR-018 (a burst is answered or refused, not
 #    queued without a bound); TRN-014 leaves a request cut at the refusal deadline to ERR-017; MOD-002 asks only
@@ -387,6 +387,10 @@ RULES: tuple[Rule, ...] = (
     _r("OLL-014", "ollama", "must", "both",
        "A failed Ollama request gets an error status with {\"error\"} or a terminal error frame, never done: true",
        f"{NPU} §2 (on failure, a terminal NDJSON error object and no success-shaped done: true chunk)"),
+    _r("OLL-015", "ollama", "should", "both",
+       "An unknown model on an Ollama route is refused, not answered",
+       "Ollama API reference (errors) and server/routes.go: an unknown model is 404 {\"error\": \"model \\\"<name>\\\" not found, try pulling it "
+       "first\"}; no seed says more"),
     # fuzz: judged on generated requests by `conformance fuzz`, not by the scenarios of a live run
     _r("FUZ-001", "fuzz", "must", "both",
        "A valid request gets a conformant response or a documented 4xx (400, 404, 413, 422, 429) in the envelope",

@@ -515,9 +515,8 @@ DEFECTS: list[Fault] = [
       refuse=lambda b: _history_refusal(b, "tool_calls", "messages[1].content must be a string")),
     F("reasoning-roundtrip-refused", ("RSN-009",), "seed 003 §2.2 (reasoning sent back refused)",
       refuse=lambda b: _history_refusal(b, "reasoning_content", "Unknown field: reasoning_content")),
-    F("effort-refused-undocumented", ("RSN-010",), "seed 003 §2.1 (xhigh refused without a documented code)",
-      refuse=lambda b: (400, {"message": "reasoning_effort must be low, medium or high", "type": "invalid_request_error",
-                              "param": None, "code": None})
+    F("effort-refused-500", ("RSN-010", "ERR-021"), "seed 003 §2.1 (xhigh refused as a server error, not a 4xx)",
+      refuse=lambda b: (500, {"message": "KeyError: 'xhigh'", "type": "server_error", "param": None, "code": None})
       if isinstance(b, dict) and b.get("reasoning_effort") == "xhigh" else None),
     F("image-crash", ("IMG-001",), "seed 003 §2.2 (an image the server cannot decode)",
       refuse=lambda b: (500, {"message": "cannot identify image file", "type": "server_error", "param": None,
@@ -542,6 +541,10 @@ DEFECTS: list[Fault] = [
 ]
 
 LEGAL: list[Fault] = [
+    F("effort-refused-enveloped", (), "seed 003 §2.5 (a stricter server may reject with 400 or 422)", legal=True,
+      refuse=lambda b: (422, {"message": "reasoning_effort must be low, medium or high", "type": "invalid_request_error",
+                              "param": None, "code": None})
+      if isinstance(b, dict) and b.get("reasoning_effort") == "xhigh" else None),
     F("data-without-space", (), "A9 (legal)", legal=True, frame=lambda p, s: b"data:" + p + b"\n\n"),
     F("crlf", (), "A21 A22", legal=True, frame=lambda p, s: b"data: " + p + b"\r\n\r\n",
       done=lambda s: b"data: [DONE]\r\n\r\n"),

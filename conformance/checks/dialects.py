@@ -151,10 +151,16 @@ def effort_value(a: Analysis) -> Iterator[Finding]:
     status = a.exchange.status
     if status is None or a.success:
         return
-    if _refused_4xx(a) and _error(a).get("code") in ("unsupported_value", "invalid_value", "unsupported_parameter"):
-        return  # a documented refusal; the judge reports the variant unsupported
+    documented = _error(a).get("code") in ("unsupported_value", "invalid_value", "unsupported_parameter")
+    enveloped = isinstance(a.json_body, dict) and "error" in a.json_body
+    # seed 003 §2.5: "a stricter server ... may reject the whole request with 400 or 422 because of either field":
+    # any 4xx in an error envelope is a refusal; seed 001's own codes are its profile's (strict) expectation
+    if _refused_4xx(a) and (documented or enveloped and not a.expects("documented-refusals")):
+        return
+    expected = ("accepted, or refused as unsupported_value (seed 001)" if a.expects("documented-refusals")
+                else "accepted, or refused with a 4xx in an error envelope")
     yield finding(a, "RSN-010", f"reasoning_effort {short(a.request.get('reasoning_effort'))}: status {status} "
-                  f"code {short(_error(a).get('code'))}", "accepted, or refused as unsupported_value")
+                  f"code {short(_error(a).get('code'))}", expected)
 
 
 # images

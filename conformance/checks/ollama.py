@@ -134,6 +134,19 @@ def ollama_failure(a: Analysis) -> Iterator[Finding]:
             yield finding(a, "OLL-014", f"{status} with body {short(a.exchange.body[:80])}", '{"error": "..."}', offset=0)
         return
     frames = [ln.value for ln in a.lines if isinstance(ln.value, dict)]
-    if any(f.get("done") is True for f in frames) or not frames or "error" not in frames[-1]:
+    failed = any("error" in f for f in frames)
+    if failed and (any(f.get("done") is True for f in frames) or "error" not in frames[-1]):
         yield finding(a, "OLL-014", f"status {status} ending {short(frames[-1] if frames else None)}",
                       "an error status, or a terminal error frame and no done: true frame (seed 002)")
+
+
+@check("OLL-015", when=(lambda a: a.exchange.intent == Intent.OLLAMA_FAILURE and a.exchange.status is not None,))
+def ollama_unknown_model(a: Analysis) -> Iterator[Finding]:
+    """An unknown model answered as if it were served: not a failure shape seed 002 names (OLL-014 judges those),
+    but not what Ollama does (404 with {"error"})."""
+    status = a.exchange.status or 0
+    frames = [ln.value for ln in a.lines if isinstance(ln.value, dict)]
+    if status < 400 and not any("error" in f for f in frames):
+        yield finding(a, "OLL-015", f"status {status} for model {short(a.request.get('model'))}, answered "
+                      f"({len(frames)} frame(s), none an error)",
+                      '404 {"error": "model ... not found"} as Ollama answers, or a terminal error frame')

@@ -1,0 +1,55 @@
+"""Legal choices are never failures (issue 27): each documented choice of a server passes, and the defect next to it
+still fails, judged offline on the bytes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conformance.checks import evaluate
+from conformance.exchange import Exchange, analyze
+from conformance.model import Intent
+
+
+def verdict(rule: str, ex: Exchange, profile: str = "openai") -> str:
+    [v] = evaluate(analyze(ex, profile), frozenset({rule}))
+    return str(v.outcome)
+
+
+def effort(status: int, body: object) -> Exchange:
+    return Exchange(request={"model": "m", "messages": [], "reasoning_effort": "xhigh"}, status=status,
+                    body=json.dumps(body).encode(), headers=(("content-type", "application/json"),),
+                    intent=Intent.EFFORT)
+
+
+@pytest.mark.parametrize(("status", "body", "openai", "strict"), [
+    (422, {"error": {"message": "reasoning_effort must be one of low, medium, high", "type": "invalid_request_error"}},
+     "passed", "failed"),  # seed 003 §2.5: a stricter server may reject with 400 or 422
+    (400, {"error": "unsupported reasoning_effort"}, "passed", "failed"),  # LM Studio's string error
+    (400, {"error": {"message": "no", "code": "unsupported_value", "param": "reasoning_effort"}}, "passed", "passed"),
+    (500, {"error": {"message": "boom"}}, "failed", "failed"),
+    (404, {"detail": "not an error envelope"}, "failed", "failed"),
+], ids=["422-envelope", "400-string", "400-unsupported-value", "500", "404-no-envelope"])
+def test_a_reasoning_effort_refusal(status: int, body: object, openai: str, strict: str) -> None:
+    assert verdict("RSN-010", effort(status, body)) == openai
+    assert verdict("RSN-010", effort(status, body), "strict") == strict
+
+
+def ollama(status: int, lines: list[dict[str, object]]) -> Exchange:
+    return Exchange(request={"model": "conformance-no-such-model", "messages": []}, status=status,
+                    body=b"".join(json.dumps(x).encode() + b"\n" for x in lines), path="/api/chat",
+                    headers=(("content-type", "application/x-ndjson" if status < 400 else "application/json"),),
+                    intent=Intent.OLLAMA_FAILURE)
+
+
+def test_an_unknown_ollama_model_answered_is_should_not_must() -> None:
+    """Seed 002 names failure shapes, not the unknown model: answering it is OLL-015 (should, Ollama's own 404)."""
+    served = ollama(200, [{"model": "x", "message": {"role": "assistant", "content": "Hi"}, "done": False},
+                          {"model": "x", "message": {"role": "assistant", "content": ""}, "done": True}])
+    assert verdict("OLL-014", served) in ("passed", "not_applicable") and verdict("OLL-015", served) == "failed"
+    refused = Exchange(request={"model": "m", "messages": []}, status=404, body=b'{"error": "model not found"}',
+                       path="/api/chat", headers=(("content-type", "application/json"),), intent=Intent.OLLAMA_FAILURE)
+    assert verdict("OLL-014", refused) == "passed" and verdict("OLL-015", refused) == "passed"
+    broken = ollama(200, [{"error": "model not found"}, {"model": "x", "done": True}])
+    assert verdict("OLL-014", broken) == "failed" and verdict("OLL-015", broken) == "passed"
