@@ -129,7 +129,10 @@ RULES: tuple[Rule, ...] = (
     _r("SSE-014", "framing", "advisory", "stream", "A payload split over several data: lines breaks some clients",
        f"{WHATWG}; {WIRE} §3.1", "A9", "A12"),
     _r("SSE-015", "framing", "should", "stream", "retry: carries only ASCII digits", WHATWG),
-    _r("SSE-016", "framing", "should", "stream", "One line-ending style throughout the stream", f"{WIRE} §3.1", "A21"),
+    # advisory: WHATWG allows CRLF, LF or CR on each line and seed 003 §3.1 says "LF or CRLF"; a proxy that injects
+    # CRLF keep-alives into an LF stream is legal, and only a naive client that splits on one style breaks
+    _r("SSE-016", "framing", "advisory", "stream", "One line-ending style throughout the stream (mixed ends are legal "
+       "and break naive clients)", f"{WHATWG}; {WIRE} §3.1", "A21"),
     # chunks
     _r("CHK-001", "chunks", "must", "stream", "Every chunk is a JSON object with a choices array",
        f"{WIRE} §3.2; {OPENAI_STREAM}", "H4"),

@@ -346,7 +346,6 @@ DEFECTS: list[Fault] = [
     F("invalid-utf8", ("SSE-001",), "B8", frame=_bad_utf8),
     F("comment-as-data", ("SSE-006",), "A20", done=lambda s: sse_frame(b": OPENROUTER PROCESSING") + sse_frame(b"[DONE]")),
     F("bad-retry", ("SSE-015",), "WHATWG", frame=_retry_first),
-    F("mixed-line-ends", ("SSE-016",), "A21", frame=_mixed_frames),
     # transport
     F("json-content-type", ("TRN-001",), "A24", headers=on_sse(headers_set(b"content-type", b"application/json"))),
     F("no-cache-control", ("TRN-003",), "seed 000", headers=on_sse(headers_set(b"cache-control", None))),
@@ -541,6 +540,7 @@ DEFECTS: list[Fault] = [
 ]
 
 LEGAL: list[Fault] = [
+    F("mixed-line-ends", (), "A21 (WHATWG: CRLF, LF or CR per line; SSE-016 advisory)", legal=True, frame=_mixed_frames),
     F("effort-refused-enveloped", (), "seed 003 §2.5 (a stricter server may reject with 400 or 422)", legal=True,
       refuse=lambda b: (422, {"message": "reasoning_effort must be low, medium or high", "type": "invalid_request_error",
                               "param": None, "code": None})
