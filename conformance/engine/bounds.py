@@ -16,6 +16,11 @@ With T the total limit of one response, F the first-byte limit (min(T, 60)), W t
 The independent scenarios run W at a time, the others one after another; judging adds at most
 JUDGE_S per scenario (bodies are judged on at most 20,000 events or 2 MiB each). Whatever this
 says, the run ends by --run-timeout (default max(300 s, 10T)), marked incomplete if it had to.
+
+That is the worst case of a server that answers, however slowly. A server that stops answering takes the fast
+path: after SILENT_IN_A_ROW (3) requests in a row without a response within their limits (engine.runner), nothing
+more is sent and the rest of the run is cut as "the server stopped answering"; the run then ends within the
+scenarios already in flight, about 3T at four workers (measured: 30 s at --timeout 10, benchmarks/hostile.py).
 """
 
 from __future__ import annotations
