@@ -80,7 +80,7 @@ def _profiles() -> list[str]:
 
 
 PROFILES = _profiles()
-RUN_ENV = "Every option is also read from CONFORMANCE_<OPTION> (e.g. CONFORMANCE_TIMEOUT), the base URL and key " \
+RUN_ENV = "Every option but -H is also read from CONFORMANCE_<OPTION> (e.g. CONFORMANCE_TIMEOUT), the base URL and key " \
     "also from OPENAI_BASE_URL and OPENAI_API_KEY, and from conformance.toml or [tool.conformance] in pyproject.toml " \
     "(keys as the flags: base-url, timeout, ...): a flag wins over the environment, the environment over the file."
 
@@ -180,10 +180,10 @@ def inspect(stream: Path, request: Path | None, headers: Path | None, path: str 
               help="Verify the server's TLS certificate against the CAs in this PEM file.")
 @click.option("--report-format", envvar="CONFORMANCE_REPORT_FORMAT",
               help="The reports to write, comma-separated: json, junit, md, html (default: all four).")
-@click.option("--junit-xml", help="Write junit.xml here instead of into the report dir.")
-@click.option("--results-json", help="Write results.json here instead of into the report dir.")
-@click.option("--markdown", help="Write report.md here instead of into the report dir.")
-@click.option("--html", help="Write report.html here instead of into the report dir.")
+@click.option("--junit-xml", envvar="CONFORMANCE_JUNIT_XML", help="Write junit.xml here instead of into the report dir.")
+@click.option("--results-json", envvar="CONFORMANCE_RESULTS_JSON", help="Write results.json here instead of into the report dir.")
+@click.option("--markdown", envvar="CONFORMANCE_MARKDOWN", help="Write report.md here instead of into the report dir.")
+@click.option("--html", envvar="CONFORMANCE_HTML", help="Write report.html here instead of into the report dir.")
 @click.option("--config-file", envvar="CONFORMANCE_CONFIG_FILE",
               help="Read options from this TOML file (default: the nearest conformance.toml, or pyproject.toml "
               "with [tool.conformance], here or in a parent folder up to the repository's root).")
