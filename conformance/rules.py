@@ -392,8 +392,8 @@ RULES: tuple[Rule, ...] = (
        f"{NPU} §2 (on failure, a terminal NDJSON error object and no success-shaped done: true chunk)"),
     _r("OLL-015", "ollama", "should", "both",
        "An unknown model on an Ollama route is refused, not answered",
-       "Ollama API reference (errors) and server/routes.go: an unknown model is 404 {\"error\": \"model \\\"<name>\\\" not found, try pulling it "
-       "first\"}; no seed says more"),
+       "Ollama API reference (errors) and server/routes.go: an unknown model is 404 "
+       "{\"error\": \"model \\\"<name>\\\" not found, try pulling it first\"}; no seed says more"),
     # fuzz: judged on generated requests by `conformance fuzz`, not by the scenarios of a live run
     _r("FUZ-001", "fuzz", "must", "both",
        "A valid request gets a conformant response or a documented 4xx (400, 404, 413, 422, 429) in the envelope",
