@@ -253,6 +253,9 @@ RULES: tuple[Rule, ...] = (
        f"{WIRE} §2.2 (assistant turns with tool calls, tool results); {STRICT} tool calls (the client runs the loop)"),
     # reasoning
     _r("RSN-001", "reasoning", "advisory", "both", "Reasoning inline as <think> in content", f"{WIRE} §4", "G11"),
+    # should: a client shows reasoning_content as it comes; the model's template markup in it is a parser's leak
+    _r("RSN-011", "reasoning", "should", "both", "reasoning_content carries no <think> or </think> markup",
+       f"{WIRE} §4 (the reasoning text under its own key, apart from the content)"),
     _r("RSN-002", "reasoning", "advisory", "both", "Reasoning in reasoning rather than reasoning_content",
        f"{WIRE} §4", "G4", "G5"),
     _r("RSN-003", "reasoning", "must", "both", "Inline think markers are balanced", f"{WIRE} §4", "G2"),

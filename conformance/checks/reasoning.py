@@ -31,6 +31,16 @@ def carriers(a: Analysis) -> Iterator[Finding]:
                           "reasoning only in its own channel")
 
 
+@check("RSN-011", when=(chat_answer,))
+def markup_in_reasoning(a: Analysis) -> Iterator[Finding]:
+    for index, choice in sorted(a.assembled.choices.items()):
+        tags = [t for t in (THINK_OPEN, THINK_CLOSE) if t in choice.reasoning]
+        if tags:
+            yield finding(a, "RSN-011", f"choice {index} reasoning holds {', '.join(tags)}",
+                          "the reasoning text only, its markup stripped",
+                          remedy="Clients show reasoning_content as it comes: the tags appear to the user.")
+
+
 def _effort(a: Analysis) -> object:
     return a.request.get("reasoning_effort")
 
