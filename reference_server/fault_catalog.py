@@ -236,6 +236,14 @@ def _think_leak(chunk: Chunk, state: State) -> list[Any]:
     return [chunk]
 
 
+def _tags_in_reasoning(chunk: Chunk, state: State) -> list[Any]:
+    d = delta(chunk)
+    if isinstance(d.get("reasoning_content"), str) and d["reasoning_content"] and not state.get("opened"):
+        state["opened"] = True
+        d["reasoning_content"] = "<think>" + d["reasoning_content"]
+    return [chunk]
+
+
 def _json_fence(chunk: Chunk, state: State) -> list[Any]:
     d = delta(chunk)
     if isinstance(d.get("content"), str) and d["content"] and not state.get("fenced"):
@@ -439,6 +447,8 @@ DEFECTS: list[Fault] = [
     # reasoning
     F("think-markup-leaks", ("RSN-004",), "G9 G10", chunk=_think_leak),
     F("think-close-only", ("RSN-003",), "G2", chunk=_close_first),
+    F("think-tags-in-reasoning", ("RSN-011",), "seed 003 §4 (the template's markup left in reasoning_content)",
+      chunk=_tags_in_reasoning),
     F("reasoning-ignored", ("RSN-005", "RSN-008"), "seed 003 §2.1", request=req(reasoning_effort=None)),
     F("reasoning-despite-none", ("RSN-006",), "seed 003 §2.6",
       request=req(reasoning_effort=lambda b: "low" if b.get("reasoning_effort") == "none" else b.get("reasoning_effort"))),
