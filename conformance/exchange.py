@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -144,8 +145,8 @@ def detect_format(exchange: Exchange) -> str:
     if ctype in ("application/x-ndjson", "application/jsonl", "application/ndjson"):
         return "ndjson"
     head = body.lstrip(b"\xef\xbb\xbf \t\r\n")[:16]
-    if head.startswith((b"data:", b":", b"event:", b"id:", b"retry:")):
-        return "sse"
+    if head.startswith((b"data:", b":", b"event:", b"id:", b"retry:")) or re.search(rb"(?m)^data:", body[:4096]):
+        return "sse"  # an event stream, whatever unknown field its first line holds
     try:
         loads_strict(body.decode("utf-8"))
         return "json"

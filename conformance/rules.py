@@ -113,7 +113,8 @@ RULES: tuple[Rule, ...] = (
     _r("SSE-005", "framing", "must", "stream", "The last event is terminated by a blank line",
        WHATWG, "A8"),
     _r("SSE-006", "framing", "must", "stream", "Every data payload is JSON or [DONE]", f"{WIRE} §3.2; {NPU} §1", "A20", "A9"),
-    _r("SSE-007", "framing", "must", "stream", "Every line is a known field (data, event, id, retry) or a comment",
+    _r("SSE-007", "framing", "must", "stream",
+       "A line that carries the payload (JSON, [DONE], an error) is a data: field, not an unknown one",
        f"{WHATWG}; {WIRE} §3.1", "A6", "A9", "A10"),
     _r("SSE-008", "framing", "must", "stream", "Event types are only message or error",
        f"{WIRE} §3.1 (other event types are not part of this protocol)", "A5"),
@@ -131,6 +132,9 @@ RULES: tuple[Rule, ...] = (
     _r("SSE-015", "framing", "should", "stream", "retry: carries only ASCII digits", WHATWG),
     # advisory: WHATWG allows CRLF, LF or CR on each line and seed 003 §3.1 says "LF or CRLF"; a proxy that injects
     # CRLF keep-alives into an LF stream is legal, and only a naive client that splits on one style breaks
+    # advisory: WHATWG's grammar admits any field name and parsers ignore one they do not know (x-trace: 1 on each
+    # event); only a line that carries what the client needs is lost (SSE-007)
+    _r("SSE-017", "framing", "advisory", "stream", "Unknown field lines (ignored by parsers) break some clients", WHATWG),
     _r("SSE-016", "framing", "advisory", "stream", "One line-ending style throughout the stream (mixed ends are legal "
        "and break naive clients)", f"{WHATWG}; {WIRE} §3.1", "A21"),
     # chunks

@@ -19,7 +19,7 @@ def _done_index(a: Analysis) -> int | None:
     return next((p.index for p in a.payloads if p.kind == "done"), None)
 
 
-@check("SSE-001", "SSE-005", "SSE-007", "SSE-015", when=(chat_sse,))
+@check("SSE-001", "SSE-005", "SSE-007", "SSE-015", "SSE-017", when=(chat_sse,))
 def decoder_records(a: Analysis) -> Iterator[Finding]:
     stats = _stats(a)
     if stats.invalid_utf8:
@@ -29,11 +29,17 @@ def decoder_records(a: Analysis) -> Iterator[Finding]:
         yield finding(a, "SSE-005", "an event with data but no blank line before the end",
                       "every event ended by a blank line (a strict client never dispatches it)",
                       offset=stats.tail_offset)
-    if stats.unknown_fields:
-        offset, name = stats.unknown_fields[0]
-        yield finding(a, "SSE-007", f"{stats.unknown_field_count} line(s) with unknown field {name!r}",
-                      "data:, event:, id:, retry: or a comment", offset=offset,
+    if stats.payload_fields:
+        offset, name = stats.payload_fields[0]
+        yield finding(a, "SSE-007", f"{stats.payload_field_count} line(s) carrying a payload in unknown field "
+                      f"{name!r}", "the payload in data:", offset=offset,
                       remedy="Clients ignore unknown fields, so whatever the line carried is lost.")
+    others = [(o, n) for o, n in stats.unknown_fields if (o, n) not in stats.payload_fields]
+    if stats.unknown_field_count > stats.payload_field_count and others:
+        offset, name = others[0]
+        yield finding(a, "SSE-017", f"{stats.unknown_field_count - stats.payload_field_count} line(s) with unknown "
+                      f"field {name!r}", "data:, event:, id:, retry: or a comment", offset=offset,
+                      remedy="WHATWG parsers ignore them; a hand-written client may not.")
     if stats.invalid_retry:
         yield finding(a, "SSE-015", f"{stats.invalid_retry} retry: field(s) that are not ASCII digits",
                       "retry: with digits only")

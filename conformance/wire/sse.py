@@ -46,6 +46,13 @@ BOM = b"\xef\xbb\xbf"
 DEFAULT_MAX_LINE = 16 * 1024 * 1024
 _KEEP = 64  # offsets kept per kind of observation; counts are always exact
 
+
+def _carries_payload(name: str, value: str) -> bool:
+    """An unknown-field line that carries a payload: JSON or [DONE] as its value, or as the whole line (a line with
+    no colon is a field of that name, and a JSON payload without ``data:`` is read so)."""
+    text = value.strip()
+    return name.lstrip()[:1] in ("{", "[") or text[:1] in ("{", "[") or "[DONE]" in (name.strip(), text)
+
 _EOL = re.compile(rb"\r\n|\r|\n")
 
 
@@ -77,6 +84,10 @@ class SSEStats:
     comment_offsets: list[int] = field(default_factory=list)
     unknown_fields: list[tuple[int, str]] = field(default_factory=list)
     unknown_field_count: int = 0
+    # the unknown-field lines that carry what a client needs (a JSON payload, [DONE]): a parser ignores them, so it
+    # is lost; the others carry nothing a client reads
+    payload_fields: list[tuple[int, str]] = field(default_factory=list)
+    payload_field_count: int = 0
     data_without_space: int = 0
     data_without_space_offset: int | None = None
     id_fields: int = 0
@@ -244,6 +255,10 @@ class SSEDecoder:
             self.stats.unknown_field_count += 1
             if len(self.stats.unknown_fields) < _KEEP:
                 self.stats.unknown_fields.append((offset, name[:80]))
+            if _carries_payload(name, value):
+                self.stats.payload_field_count += 1
+                if len(self.stats.payload_fields) < _KEEP:
+                    self.stats.payload_fields.append((offset, name[:80]))
 
     def _dispatch(self, end: int, out: list[SSEEvent]) -> None:
         start = self._block_start
