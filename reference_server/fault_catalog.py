@@ -496,8 +496,6 @@ DEFECTS: list[Fault] = [
     # models
     F("models-bare-list", ("MOD-002",), "K1", paths=("/v1/models",), body=lambda v, s: v.get("data", v)
       if isinstance(v, dict) else v),
-    F("models-no-owned-by", ("MOD-004",), "K4 K5", paths=("/v1/models",), body=lambda v, s: {
-        "object": "list", "data": [{"id": m["id"]} for m in v["data"]]} if isinstance(v, dict) and "data" in v else v),
     F("models-duplicate", ("MOD-005",), "seed 003 §6", paths=("/v1/models",), body=lambda v, s: {
         **v, "data": v["data"] * 2} if isinstance(v, dict) and "data" in v else v),
     F("models-empty-body", ("MOD-001",), "K6", paths=("/v1/models",), body=lambda v, s: b""),
@@ -550,6 +548,9 @@ DEFECTS: list[Fault] = [
 ]
 
 LEGAL: list[Fault] = [
+    F("models-id-and-name", (), "seed 003 §6 (the documented list: id and name; MOD-004/MOD-006 advisory)", legal=True,
+      paths=("/v1/models",), body=lambda v, s: {"data": [{"id": m["id"], "name": m["id"]} for m in v["data"]]}
+      if isinstance(v, dict) and "data" in v else v),
     F("mixed-line-ends", (), "A21 (WHATWG: CRLF, LF or CR per line; SSE-016 advisory)", legal=True, frame=_mixed_frames),
     F("effort-refused-enveloped", (), "seed 003 §2.5 (a stricter server may reject with 400 or 422)", legal=True,
       refuse=lambda b: (422, {"message": "reasoning_effort must be low, medium or high", "type": "invalid_request_error",

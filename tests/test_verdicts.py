@@ -53,3 +53,16 @@ def test_an_unknown_ollama_model_answered_is_should_not_must() -> None:
     assert verdict("OLL-014", refused) == "passed" and verdict("OLL-015", refused) == "passed"
     broken = ollama(200, [{"error": "model not found"}, {"model": "x", "done": True}])
     assert verdict("OLL-014", broken) == "failed" and verdict("OLL-015", broken) == "passed"
+
+
+def test_seed_003s_model_list_fails_no_must_or_should_rule() -> None:
+    """Seed 003 §6 documents the list servers send as {"data": [{"id": ..., "name": ...}]}: MOD-004 and MOD-006
+    say what OpenAI's list has besides (advisory), nothing gates on it."""
+    from conformance.rules import RULES
+
+    ex = Exchange(method="GET", path="/v1/models", status=200, body=b'{"data":[{"id":"qwen3-8b","name":"qwen3-8b"}]}',
+                  headers=(("content-type", "application/json"),))
+    found = {str(v.rule.id): (str(v.outcome), v.rule.level) for v in evaluate(analyze(ex, "openai"), None)
+             if str(v.outcome) == "failed"}
+    assert set(found) == {"MOD-004", "MOD-006"} and {lvl for _, lvl in found.values()} == {"advisory"}
+    assert {r.id for r in RULES if r.category == "models" and r.level in ("must", "should")} >= {"MOD-001", "MOD-002"}
