@@ -229,8 +229,9 @@ FACTS: tuple[Fact, ...] = (
     _f("001", "Images", "detail must be absent or set to auto",
        "Under profile strict a detail other than auto, or a URL that is not a data URL, is refused with 400.",
        "IMG-002", "image-detail-high image-remote-url", "defects/image-detail-answered", dialect="strict"),
-    _f("001", "Images", "Bodies and images over their limits return HTTP 413", "An oversized body gets 413.",
-       "ERR-015", "error-oversized", "conformant/error-oversized defects/oversized-as-400"),
+    _f("001", "Images", "Bodies and images over their limits return HTTP 413",
+       "Under profile strict an oversized body gets 413 (elsewhere answering a valid 16 MiB request is legal: seed 003 "
+       "§2.3).", "ERR-015", "error-oversized", "conformant/error-oversized defects/oversized-as-400", dialect="strict"),
     _f("001", "Images", "reports capabilities as",
        "capabilities on a listed model is an array of strings with text (required, profile strict).", "MOD-007",
        "models", "conformant/models-capabilities defects/models-capabilities-string "

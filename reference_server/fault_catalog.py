@@ -484,7 +484,6 @@ DEFECTS: list[Fault] = [
         k: v for k, v in b.items() if k in ("model", "messages", "stream", "max_tokens")} if isinstance(b, dict)
         and "temperatur" in b else b),
     F("no-retry-after", ("ERR-014",), "seed 001", headers=lambda h, s: [(k, v) for k, v in h if k != b"retry-after"]),
-    F("oversized-as-400", ("ERR-015",), "seed 001", status=lambda code, s: 400 if code == 413 else code),
     F("slow-refusal", ("ERR-017",), "H1; seed 001 start (limits before rendering and tokenization)",
       error_delay=11.0),  # past the self-test's refusal deadline, min(10 s, --timeout 20)
     # cancellation
@@ -548,6 +547,8 @@ DEFECTS: list[Fault] = [
 ]
 
 LEGAL: list[Fault] = [
+    F("oversized-as-400", (), "seed 003 §2.1 (400 for a request rejected; ERR-015's 413 is seed 001's, profile strict)",
+      legal=True, status=lambda code, s: 400 if code == 413 else code),
     F("models-id-and-name", (), "seed 003 §6 (the documented list: id and name; MOD-004/MOD-006 advisory)", legal=True,
       paths=("/v1/models",), body=lambda v, s: {"data": [{"id": m["id"], "name": m["id"]} for m in v["data"]]}
       if isinstance(v, dict) and "data" in v else v),

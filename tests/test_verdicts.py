@@ -66,3 +66,24 @@ def test_seed_003s_model_list_fails_no_must_or_should_rule() -> None:
              if str(v.outcome) == "failed"}
     assert set(found) == {"MOD-004", "MOD-006"} and {lvl for _, lvl in found.values()} == {"advisory"}
     assert {r.id for r in RULES if r.category == "models" and r.level in ("must", "should")} >= {"MOD-001", "MOD-002"}
+
+
+def test_a_valid_16_mib_request_may_be_answered() -> None:
+    """Seed 003 §2.3: a request with several photos is tens of megabytes. Answered 200, it fails no must or should
+    rule; seed 001's body limit (413) is ERR-015 under --profile strict."""
+    from conformance.rules import RULES_BY_ID
+
+    stream = (b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,'
+              b'"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}\n\n'
+              b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,'
+              b'"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
+    ex = Exchange(request={"model": "m", "messages": [{"role": "user", "content": "x"}], "stream": True}, body=stream,
+                  headers=(("content-type", "text/event-stream"), ("cache-control", "no-cache")),
+                  intent=Intent.OVERSIZED)
+    failed = [v.rule.id for v in evaluate(analyze(ex, "openai")) if str(v.outcome) == "failed"
+              and RULES_BY_ID[v.rule.id].level in ("must", "should")]
+    assert failed == []
+    assert verdict("ERR-015", ex, "strict") == "failed"
+    refused = Exchange(request={"model": "m", "messages": []}, status=413, body=b'{"error":{"message":"too large"}}',
+                       headers=(("content-type", "application/json"),), intent=Intent.OVERSIZED)
+    assert verdict("ERR-015", refused, "strict") == "passed"

@@ -201,7 +201,7 @@ def retry_after(a: Analysis) -> Iterator[Finding]:
         yield finding(a, "ERR-014", "429 without Retry-After", "Retry-After in seconds")
 
 
-@check("ERR-015", when=(_intent(Intent.OVERSIZED),))
+@check("ERR-015", when=(_intent(Intent.OVERSIZED), lambda a: a.expects("body-limit")))
 def oversized(a: Analysis) -> Iterator[Finding]:
     if a.exchange.status != 413:
         yield finding(a, "ERR-015", f"status {a.exchange.status} for an oversized body", "413")

@@ -105,6 +105,8 @@ class Intent(str, Enum):
 
 BAD_INPUT = frozenset({
     Intent.INVALID, Intent.MALFORMED_JSON, Intent.WRONG_TYPE, Intent.MISSING_MESSAGES, Intent.UNKNOWN_MODEL,
-    Intent.CONTEXT_OVERFLOW, Intent.OVERSIZED, Intent.WRONG_CONTENT_TYPE, Intent.BAD_VALUE,
-})  # an unknown parameter is not here: accepting one is legal (DEVIATIONS I1, I2); ERR-013 judges it
+    Intent.CONTEXT_OVERFLOW, Intent.WRONG_CONTENT_TYPE, Intent.BAD_VALUE,
+})  # an unknown parameter is not here: accepting one is legal (DEVIATIONS I1, I2); ERR-013 judges it. Nor is the
+# oversized body (16 MiB, valid): seed 003 §2.3 says a request with several photos is tens of megabytes, so answering
+# it is legal; a 413 is seed 001's body limit, ERR-015 under --profile strict
 __all__ = ["BAD_INPUT", "Intent", "Level", "Outcome", "gating_levels"]
