@@ -191,8 +191,9 @@ FACTS: tuple[Fact, ...] = (
        "stop ends the answer before the sequence; max_tokens caps it.", "FIN-008 FIN-006", "stop-sequence max-tokens",
        "conformant/stop-sequence defects/stop-sequence-ignored"),
     _f("001", "Supported API", "Unknown top-level request fields return HTTP 400 with code unknown_parameter",
-       "An unknown top-level field gets 400 unknown_parameter naming it.", "ERR-013", "error-unknown-parameter",
-       "seeds/strict-unknown-parameter defects/unknown-parameter-other-code"),
+       "Under profile strict an unknown top-level field gets 400 unknown_parameter naming it (elsewhere accepting it "
+       "is legal: DEVIATIONS I1, I2).", "ERR-013", "error-unknown-parameter",
+       "seeds/strict-unknown-parameter defects/unknown-parameter-other-code", dialect="strict"),
     _f("001", "Supported API", "json_object and json_schema return unsupported_value",
        "A documented refusal of json_object/json_schema makes structured output unsupported, not failed.",
        "STR-006", "json-object json-schema-strict", "conformant/expected-structured defects/expected-structured-missing"),

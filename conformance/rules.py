@@ -306,7 +306,10 @@ RULES: tuple[Rule, ...] = (
     _r("ERR-011", "errors", "should", "both", "A prompt beyond the context gets code context_length_exceeded",
        f"{WIRE} §5; {STRICT} images", "H8", "H14"),
     _r("ERR-012", "errors", "must", "both", "An unknown model gets 404 (model_not_found)", f"{WIRE} §2.1", "H15"),
-    _r("ERR-013", "errors", "should", "both", "An unknown top-level field gets 400 unknown_parameter naming it",
+    # judged under --profile strict only: OpenAI refuses an unknown field with 400 but no unknown_parameter code, and
+    # accepting one is what compatible servers legally do (DEVIATIONS I1, I2); the code and param are seed 001's
+    _r("ERR-013", "errors", "should", "both",
+       "An unknown top-level field gets 400 unknown_parameter naming it (profile strict: seed 001's validation)",
        f"{STRICT} supported API", "I5", "I6", "I9"),
     _r("ERR-014", "errors", "advisory", "both", "429 carries Retry-After", f"{WIRE} §5 (Retry-After may be present)"),
     # judged under --profile strict only: seed 001's body limit; seed 003 §2.3's requests are tens of megabytes
@@ -320,8 +323,10 @@ RULES: tuple[Rule, ...] = (
     _r("ERR-018", "errors", "advisory", "stream",
        "Requests beyond the server's capacity are refused (429) or started, not queued without a bound",
        f"{STRICT} start (one generation plus a queue of four; more get 429)"),
+    # should under every profile: OpenAI itself takes a null optional field as absent, and seed 001 says the same
     _r("ERR-019", "errors", "should", "both", "A top-level field set to null is treated as absent, not refused",
        f"{STRICT} supported API (a top-level field set to null is treated as absent); {OPENAI}"),
+    # should under every profile: these are OpenAI's own request fields, which OpenAI accepts
     _r("ERR-020", "errors", "should", "both",
        "user, store, metadata, service_tier, prompt_cache_key and safety_identifier are accepted (if ignored)",
        f"{STRICT} supported API (accepted and ignored); {OPENAI}"),
@@ -337,6 +342,8 @@ RULES: tuple[Rule, ...] = (
        f"{WIRE} §2.2 (images go inline as data URLs); {STRICT} images"),
     _r("IMG-003", "images", "must", "both", "Images are accepted when the server is expected to (capability images)",
        f"{STRICT} images (capabilities [\"text\", \"image\"] with a vision pack)"),
+    # should under every profile: OpenAI itself refuses an image_url outside a user message with 400; the remote URL
+    # and detail limits are seed 001's, judged under --profile strict (expectation image-rules)
     _r("IMG-002", "images", "should", "both",
        "An image outside a user message is refused with a 4xx (400, and also a remote URL or a detail other than "
        "auto, where the dialect says so)", f"{STRICT} images (an image_url on any other role returns 400; data URLs only, "

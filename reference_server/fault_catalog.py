@@ -480,9 +480,6 @@ DEFECTS: list[Fault] = [
     F("bad-input-accepted", ("ERR-006", "ERR-007"), "I5 H2", request=_malformed_accepted),
     F("unknown-model-served", ("ERR-012",), "H15 seed 003 §2.1",
       request=req(model=lambda b: "chat-conformance/bigram-ref")),
-    F("unknown-parameter-accepted", ("ERR-013",), "I5 I6", request=lambda b: {
-        k: v for k, v in b.items() if k in ("model", "messages", "stream", "max_tokens")} if isinstance(b, dict)
-        and "temperatur" in b else b),
     F("no-retry-after", ("ERR-014",), "seed 001", headers=lambda h, s: [(k, v) for k, v in h if k != b"retry-after"]),
     F("slow-refusal", ("ERR-017",), "H1; seed 001 start (limits before rendering and tokenization)",
       error_delay=11.0),  # past the self-test's refusal deadline, min(10 s, --timeout 20)
@@ -547,6 +544,9 @@ DEFECTS: list[Fault] = [
 ]
 
 LEGAL: list[Fault] = [
+    F("unknown-parameter-accepted", (), "I1 I2 (accepting an unknown field is legal; ERR-013 is seed 001's, strict)",
+      legal=True, request=lambda b: {k: v for k, v in b.items() if k in ("model", "messages", "stream", "max_tokens")}
+      if isinstance(b, dict) and "temperatur" in b else b),
     F("oversized-as-400", (), "seed 003 §2.1 (400 for a request rejected; ERR-015's 413 is seed 001's, profile strict)",
       legal=True, status=lambda code, s: 400 if code == 413 else code),
     F("models-id-and-name", (), "seed 003 §6 (the documented list: id and name; MOD-004/MOD-006 advisory)", legal=True,

@@ -87,3 +87,11 @@ def test_a_valid_16_mib_request_may_be_answered() -> None:
     refused = Exchange(request={"model": "m", "messages": []}, status=413, body=b'{"error":{"message":"too large"}}',
                        headers=(("content-type", "application/json"),), intent=Intent.OVERSIZED)
     assert verdict("ERR-015", refused, "strict") == "passed"
+
+
+def test_an_unknown_field_accepted_is_legal_and_seed_001_refuses_it() -> None:
+    ex = Exchange(request={"model": "m", "messages": [], "temperatur": 0.5}, status=200, body=b'{"choices":[]}',
+                  headers=(("content-type", "application/json"),), intent=Intent.UNKNOWN_PARAMETER)
+    [v] = evaluate(analyze(ex, "openai"), frozenset({"ERR-013"}))
+    assert str(v.outcome) == "not_applicable"  # DEVIATIONS I1, I2: accepting it is legal
+    assert verdict("ERR-013", ex, "strict") == "failed"  # seed 001: 400 unknown_parameter naming it

@@ -181,7 +181,7 @@ OPENAI_FIELDS = frozenset({
 })
 
 
-@check("ERR-013", when=(_intent(Intent.UNKNOWN_PARAMETER),))
+@check("ERR-013", when=(_intent(Intent.UNKNOWN_PARAMETER), lambda a: a.expects("unknown-field-refused")))
 def unknown_parameter(a: Analysis) -> Iterator[Finding]:
     unknown = sorted(set(a.request) - OPENAI_FIELDS)
     name = a.exchange.observations.unknown_field or (unknown[0] if unknown else None)

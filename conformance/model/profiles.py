@@ -42,6 +42,8 @@ EXPECTATIONS: dict[str, str] = {
                     "tokens in usage.prompt_tokens_details.cached_tokens",
     "openai-request-id": "000 Request and transport: X-Request-ID and OpenAI-Request-ID are the correlation and "
                          "cancellation handle",
+    "unknown-field-refused": "001 Supported API: an unknown top-level field returns HTTP 400 with code "
+                             "unknown_parameter naming it",
     "body-limit": "001 Images: bodies and images over their limits return HTTP 413",
     "documented-refusals": "001 Supported API: a value the server does not support (a reasoning_effort among them) "
                            "returns HTTP 400 with code unsupported_value",
@@ -81,7 +83,7 @@ PROFILES: dict[str, Profile] = {
                 "Seed 001's strict local server: unknown fields refused, documented refusals (unsupported_value) for "
                 "what it does not support, invalid_tool_schema, image rules, /health, capabilities, prompt reuse.",
                 frozenset({"invalid-tool-schema", "image-rules", "health", "model-capabilities", "prompt-reuse",
-                           "documented-refusals", "body-limit"})),
+                           "documented-refusals", "body-limit", "unknown-field-refused"})),
         Profile("lmstudio", frozenset({"event-error", "unknown-model-served", "overflow-in-stream", "error-string"}),
                 "LM Studio: event: error in the stream (also for a prompt beyond the context); string errors; an "
                 "unknown model answered by a loaded one."),
