@@ -152,6 +152,8 @@ def rejudge(directory: Path, settings_changes: dict[str, Any] | None = None) -> 
     settings = replace(settings, **(settings_changes or {}))
     yield ev.RunStarted(str(settings.base_url), saved.model, settings.profile,
                         tuple(o.scenario.name for o in outcomes), False)
-    result = judge_run(outcomes, settings, saved.model, tool=saved.tool, started_at=saved.started_at,
+    # the rules that judge it are today's: the report names their rule set (the tool version stays the recorder's)
+    result = judge_run(outcomes, settings, saved.model, tool={**saved.tool, "ruleset": RULESET_VERSION},
+                       started_at=saved.started_at,
                        duration_s=saved.duration_s, incomplete=saved.incomplete)
     yield from verdict_events(result)
