@@ -93,6 +93,9 @@ RULES: tuple[Rule, ...] = (
        WHATWG),
     _r("TRN-013", "transport", "must", "both", "X-Request-ID is echoed when the server is expected to (capability request-id)",
        f"{AFM} headers"),
+    _r("TRN-018", "transport", "must", "both",
+       "A successful chat answer has a body (an event stream, or a JSON completion), not zero bytes",
+       f"{WIRE} §3 (a stream of data: events ending in [DONE]) and §2 (a JSON completion); OpenAI API reference"),
     _r("TRN-014", "transport", "must", "both", "Every request gets an HTTP response (a status line), also bad input",
        f"RFC 9110 §3.4 (a server responds to a request with a response); {WIRE} §5 (errors are statuses); "
        f"{STRICT} (bad input gets a 4xx envelope)"),

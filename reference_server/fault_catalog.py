@@ -469,6 +469,8 @@ DEFECTS: list[Fault] = [
     F("error-no-code", ("ERR-003",), "H8", body=errors_only(lambda v, s: {"error": {"message": v["error"]["message"]}})),
     F("error-text-plain", ("ERR-004",), "H21", headers=lambda h, s: headers_set(b"content-type", b"text/plain")(h, s)
       if s["status"] >= 400 else h),
+    F("schema-empty-200", ("TRN-018",), "issue 27 (mlx-omni-server: strict json_schema answered 200 with 0 bytes)",
+      respond=lambda raw: (200, b"") if b'"json_schema"' in raw else None),
     F("roundtrip-500", ("ERR-021", "TOOL-020"), "issue 15 (a 500 on a tool round trip)",
       respond=lambda raw: (500, TRACEBACK) if b'"tool_call_id"' in raw else None),
     F("json-as-text-accepted", ("ERR-022",), "issue 15 (a JSON body as text/plain parsed)",

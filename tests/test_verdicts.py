@@ -95,3 +95,35 @@ def test_an_unknown_field_accepted_is_legal_and_seed_001_refuses_it() -> None:
     [v] = evaluate(analyze(ex, "openai"), frozenset({"ERR-013"}))
     assert str(v.outcome) == "not_applicable"  # DEVIATIONS I1, I2: accepting it is legal
     assert verdict("ERR-013", ex, "strict") == "failed"  # seed 001: 400 unknown_parameter naming it
+
+
+def test_a_200_with_no_body_passes_nothing() -> None:
+    """mlx-omni-server's json-schema-strict, both runs: 200 text/event-stream and 0 bytes. Nothing was shown, so
+    TRN-018 fails; a body that is there passes it."""
+    empty = Exchange(request={"model": "m", "messages": [], "stream": True}, body=b"",
+                     headers=(("content-type", "text/event-stream"),))
+    assert verdict("TRN-018", empty) == "failed"
+    whole = Exchange(request={"model": "m", "messages": [], "stream": True}, headers=(("content-type", "text/event-stream"),),
+                     body=b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[]}\n\n'
+                          b"data: [DONE]\n\n")
+    assert verdict("TRN-018", whole) == "passed"
+
+
+def test_a_feature_is_supported_only_when_an_answer_shows_it() -> None:
+    from conformance.engine.judge import _not_shown
+    from conformance.scenarios import BY_NAME
+    from conformance.settings import Settings
+
+    settings = Settings()
+    empty = Exchange(request={"model": "m", "messages": [], "stream": True}, body=b"",
+                     headers=(("content-type", "text/event-stream"),))
+    assert _not_shown(BY_NAME["json-schema-strict"], empty, settings) == "with an empty body"
+    prose = Exchange(request={"model": "m", "messages": [], "tool_choice": "required"}, body=json.dumps({
+        "id": "c", "object": "chat.completion", "created": 1, "model": "m", "choices": [{"index": 0, "message": {
+            "role": "assistant", "content": "Hello"}, "finish_reason": "stop"}]}).encode(),
+        headers=(("content-type", "application/json"),))
+    assert _not_shown(BY_NAME["tools-required"], prose, settings) == "no tool call in the answer"
+    assert _not_shown(BY_NAME["json-object"], prose, settings) == "the content is not JSON"
+    data = Exchange(request=prose.request, body=prose.body.replace(b'"Hello"', b'"{\\"a\\": 1}"'),
+                    headers=prose.headers)
+    assert _not_shown(BY_NAME["json-object"], data, settings) == ""

@@ -89,6 +89,18 @@ def http10_framing(a: Analysis) -> Iterator[Finding]:
                       "no Transfer-Encoding; a close-delimited or Content-Length body")
 
 
+@check("TRN-018", when=(chat_ok, lambda a: a.exchange.observations.aborted is None
+                        and a.exchange.observations.disconnected_after_events is None))
+def empty_answer(a: Analysis) -> Iterator[Finding]:
+    """A 200 with nothing in it passes no rule by default (no event, no JSON to judge): it is a finding of its own,
+    as a missing response is (TRN-014)."""
+    if a.format != "empty":
+        return
+    yield finding(a, "TRN-018", f"status {a.exchange.status} with a body of {len(a.exchange.body)} bytes "
+                  f"({a.exchange.header('content-type') or 'no Content-Type'})", "an event stream or a JSON completion",
+                  offset=0)
+
+
 @check("TRN-014", when=(lambda a: not a.exchange.observations.headers_unknown,))
 def answered(a: Analysis) -> Iterator[Finding]:
     obs = a.exchange.observations

@@ -248,6 +248,9 @@ def features(outcomes: list[Outcome], checks: list[CheckEntry], caps: dict[str, 
         elif probe is not None:
             state = "supported" if caps[probe]["supported"] else "unsupported"
             evidence = caps[probe]["evidence"]
+            unshown = _not_shown(sc, first, settings) if state == "supported" and sc.observable else ""
+            if unshown:
+                state, evidence = "answered, not shown", f"{evidence}, but {unshown}"
         elif documented:
             state, evidence = "unsupported", documented
         elif sc.kind == "repeat":  # prompt reuse: the second answer says how many prompt tokens were reused
@@ -256,12 +259,36 @@ def features(outcomes: list[Outcome], checks: list[CheckEntry], caps: dict[str, 
             evidence = f"cached_tokens {cached}" if cached else "no cached_tokens reported for the same history"
         elif first.status is not None and 200 <= first.status < 300:
             state, evidence = "supported", f"answered {first.status}"
+            unshown = _not_shown(sc, first, settings)
+            if unshown:  # an answer that shows nothing of the feature does not make it supported
+                state, evidence = "answered, not shown", f"answered {first.status}, but {unshown}"
         else:
             state, evidence = "unsupported", _answered(first)
         if state == "supported" and not sc.observable:  # e.g. an image to a text-only model, an effort level
             state, evidence = "accepted", f"{evidence}; an answer cannot show it was used"
         out[sc.variant] = {"state": state, "scenario": sc.name, "evidence": evidence}
     return out
+
+
+def _not_shown(sc: Any, ex: Exchange, settings: Settings) -> str:
+    """Why a 2xx answer does not show the variant it was asked for ("" when it does): an empty body; a tool_choice
+    other than none answered with no call; a response_format answered with content that is not JSON."""
+    if not ex.body.strip():
+        return "with an empty body"
+    if sc.category not in ("tools", "structured"):
+        return ""
+    assembled = analyze(ex, settings.profile).assembled
+    choices = list(assembled.choices.values())
+    if sc.category == "tools":
+        choice = (ex.request or {}).get("tool_choice") if isinstance(ex.request, dict) else None
+        if choice != "none" and not any(c.tool_calls for c in choices):
+            return "no tool call in the answer"
+        return ""
+    try:
+        json.loads(choices[0].content if choices else "")
+    except ValueError:
+        return "the content is not JSON"
+    return ""
 
 
 def _cached_tokens(ex: Exchange) -> int:

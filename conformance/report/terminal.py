@@ -81,7 +81,7 @@ def summary_lines(result: RunResult) -> list[str]:
     feats = t.get("features") or {}
     if feats:
         states = {state: [n for n, f in feats.items() if f["state"] == state]
-                  for state in ("accepted", "unsupported", "failed")}
+                  for state in ("accepted", "answered, not shown", "unsupported", "failed")}
         line = f"feature variants: {sum(f['state'] == 'supported' for f in feats.values())} of {len(feats)} supported"
         for state, names in states.items():
             if names:
