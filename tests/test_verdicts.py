@@ -127,3 +127,17 @@ def test_a_feature_is_supported_only_when_an_answer_shows_it() -> None:
     data = Exchange(request=prose.request, body=prose.body.replace(b'"Hello"', b'"{\\"a\\": 1}"'),
                     headers=prose.headers)
     assert _not_shown(BY_NAME["json-object"], data, settings) == ""
+
+
+def test_an_ignored_cap_is_fin_006_not_a_missing_length_finish() -> None:
+    """llama-cpp-python: max_completion_tokens 5, 13 tokens, finish stop at the end of the text: the cap was
+    ignored (FIN-006), not reached, so FIN-007 (a cut says length) has nothing to say."""
+    body = json.dumps({"id": "c", "object": "chat.completion", "created": 1, "model": "m", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "Hello from the reference server, at length."},
+         "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 13, "total_tokens": 18}}).encode()
+    ex = Exchange(request={"model": "m", "messages": [], "max_completion_tokens": 5}, body=body,
+                  headers=(("content-type", "application/json"),), intent=Intent.EXPECT_LENGTH)
+    assert verdict("FIN-007", ex) == "passed" and verdict("FIN-006", ex) == "failed"
+    cut = Exchange(request=ex.request, body=body.replace(b'"completion_tokens": 13', b'"completion_tokens": 5')
+                   .replace(b'"total_tokens": 18', b'"total_tokens": 10'), headers=ex.headers, intent=Intent.EXPECT_LENGTH)
+    assert verdict("FIN-007", cut) == "failed"  # reached the cap, and says stop

@@ -93,6 +93,8 @@ def length_finish(a: Analysis) -> Iterator[Finding]:
     pieces = sum(1 for p in a.chunks if carries_output(p.value))
     if cap is not None and (used < cap if isinstance(used, int) else pieces < cap):
         return  # the answer ended by itself before the cap (its usage, else its chunk count, says so)
+    if cap is not None and isinstance(used, int) and used > cap:
+        return  # the cap was ignored, not reached: more than the cap is FIN-006's finding, not a missing length finish
     for choice in a.assembled.choices.values():
         if choice.finish_reason != "length":
             yield finding(a, "FIN-007", f"finish_reason {choice.finish_reason!r} for output cut by the cap "
