@@ -404,9 +404,11 @@ def _header(headers: tuple[tuple[str, str], ...], name: str) -> str | None:
     return next((v for k, v in headers if k == name), None)
 
 
-def record(base_url: str, req: Request, limits: Limits | None = None, api_key: str | None = None) -> Exchange:
+def record(base_url: str, req: Request, limits: Limits | None = None, api_key: str | None = None,
+           secrets: tuple[str, ...] = ()) -> Exchange:
     """Send ``req`` on a fresh connection and record the exchange; never raises for what the server does. The key
-    is masked in what is recorded, in every form ``Scrubber`` knows, before anything reads it."""
+    (and any other ``secrets``, such as -H values) is masked in what is recorded, in every form ``Scrubber`` knows,
+    before anything reads it: the one masking pass of every live exchange."""
     limits = limits or Limits()
     headers = request_headers(req, api_key)
     clock = _Clock(limits)
@@ -429,7 +431,7 @@ def record(base_url: str, req: Request, limits: Limits | None = None, api_key: s
         if sock is not None:
             sock.close()
     got.obs["elapsed_s"] = round(clock.elapsed(), 4)
-    return Scrubber((api_key,)).exchange(Exchange(
+    return Scrubber((api_key, *secrets)).exchange(Exchange(
         request=req.body, body=bytes(got.body), status=got.status, headers=got.headers, method=req.method,
         path=req.path, request_headers=tuple((k.lower(), v) for k, v in headers.items()), http_version=got.version,
         arrivals=tuple(got.arrivals), intent=req.intent, scenario=req.scenario,
@@ -437,7 +439,8 @@ def record(base_url: str, req: Request, limits: Limits | None = None, api_key: s
     ))
 
 
-def record_http10(base_url: str, req: Request, limits: Limits, api_key: str | None = None) -> Exchange:
+def record_http10(base_url: str, req: Request, limits: Limits, api_key: str | None = None,
+                  secrets: tuple[str, ...] = ()) -> Exchange:
     """One request over HTTP/1.0, read until the server closes, under the same limits and caps."""
     clock = _Clock(limits)
     got = _Reading(version="HTTP/1.0")
@@ -460,7 +463,7 @@ def record_http10(base_url: str, req: Request, limits: Limits, api_key: str | No
     finally:
         if sock is not None:
             sock.close()
-    return Scrubber((api_key,)).exchange(_parse_http10(bytes(raw), req, got, api_key))
+    return Scrubber((api_key, *secrets)).exchange(_parse_http10(bytes(raw), req, got, api_key))
 
 
 def _parse_http10(raw: bytes, req: Request, got: _Reading, api_key: str | None) -> Exchange:

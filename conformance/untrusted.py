@@ -81,11 +81,14 @@ def md_cell(text: str) -> str:
             .replace("<", "&lt;").replace(">", "&gt;"))
 
 
+def _longest_backticks(text: str) -> int:
+    return max((len(m) for m in re.findall("`+", text)), default=0)
+
+
 def md_code(text: str) -> str:
     """Text as one Markdown code span: fenced by more backticks than it holds in a row, on one line."""
     text = one_line(text)
-    run = max((len(m) for m in re.findall("`+", text)), default=0)
-    fence = "`" * (run + 1)
+    fence = "`" * (_longest_backticks(text) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
     return f"{fence}{pad}{text}{pad}{fence}"
 
@@ -93,6 +96,5 @@ def md_code(text: str) -> str:
 def md_fence(text: str, lang: str = "text") -> list[str]:
     """Text as a fenced Markdown block (its lines), fenced by more backticks than any run the text holds."""
     text = printable(text)
-    run = max((len(m) for m in re.findall("`+", text)), default=0)
-    fence = "`" * max(3, run + 1)
+    fence = "`" * max(3, _longest_backticks(text) + 1)
     return [f"{fence}{lang}", text, fence]

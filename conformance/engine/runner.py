@@ -30,7 +30,6 @@ from conformance.model.profiles import PROFILES
 from conformance.protocols.chat.payloads import answers
 from conformance.repro import MAX_INLINE_BODY, scenario_script
 from conformance.scenarios import HELLO, LONG, Context, Scenario, chat, context_tokens
-from conformance.secrets import Scrubber
 from conformance.settings import Settings, queue_wait
 from conformance.untrusted import path_segment as segment_of
 from conformance.wire.errors import WireError
@@ -135,16 +134,18 @@ class Runner:
         self.listed: list[str] | None = None  # the model ids GET /v1/models listed (None: no list)
         served = "unknown-model-served" in PROFILES[settings.profile].allows
         self.refuse = BAD_INPUT - {Intent.UNKNOWN_MODEL} if served else BAD_INPUT  # requests under the refusal deadline
-        self.scrub = Scrubber(settings.secrets)
 
     def close(self) -> None:
         """Nothing to release: every request has a connection of its own."""
 
     # -- requests --------------------------------------------------------------------------
 
+    def _with_headers(self, req: Request) -> Request:
+        """-H: on every request, the scenario's own headers winning."""
+        return replace(req, headers={**dict(self.settings.headers), **req.headers}) if self.settings.headers else req
+
     def send(self, req: Request, limits: Limits | None = None) -> Exchange:
-        if self.settings.headers:  # -H: on every request, the scenario's own headers winning
-            req = replace(req, headers={**dict(self.settings.headers), **req.headers})
+        req = self._with_headers(req)
         if limits is None:
             limits = self.settings.refusal if req.intent in self.refuse else self.settings.limits
         if self.stopped is not None:  # the server has stopped answering: nothing more is sent, the scenario is cut
@@ -173,7 +174,7 @@ class Runner:
                 retried=f"429 with Retry-After: waited {waited:g} s and sent again {times}"))
         if (ex.observations.aborted in LOST and req.hold is None and req.retry_lost) or self._cut_short(req, ex):
             ex = self._resend_alone(req, limits, start, ex)
-        return self.scrub.exchange(ex)  # the -H values too, whatever the server echoes
+        return ex
 
     def _resend_alone(self, req: Request, limits: Limits, start: float, lost: Exchange,
                       sender: Callable[[Request, Limits], Exchange] | None = None) -> Exchange:
@@ -204,7 +205,7 @@ class Runner:
         left = self.deadline - time.monotonic()
         if limits.total > left:  # the run's bound clips every request; what it cuts is not the server's
             limits = replace(limits, total=max(left, 0.001), total_name=RUN_TIMEOUT)
-        return record(self.base_url, req, limits, self.settings.api_key)
+        return record(self.base_url, req, limits, self.settings.api_key, self.settings.secrets)
 
     def past_deadline(self) -> bool:
         return time.monotonic() >= self.deadline or self.stopped is not None
@@ -294,13 +295,13 @@ class Runner:
             return
         if ex.intent in BAD_INPUT or not isinstance(ex.request, dict) or ex.request.get("model") != self.model:
             return
-        unlisted = bool(self.listed) and self.model not in (self.listed or [])
+        unlisted = bool(self.listed) and self.model not in (self.listed or ())
         if ex.status != 404 and not unlisted:
             return
         error = _error_text(ex)
-        listed = ("; the server lists: " + ", ".join(repr(i) for i in (self.listed or [])[:5])
-                  + (f" and {len(self.listed or []) - 5} more" if len(self.listed or []) > 5 else "")
-                  if self.listed else "")
+        ids = self.listed or []
+        listed = ("; the server lists: " + ", ".join(repr(i) for i in ids[:5])
+                  + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")) if ids else ""
         raise ConfigError(f"the model {self.model!r} is not served: the first request ({scenario}) answered "
                           f"{ex.status}{': ' + error if error else ''}{listed}; check --model")
 
@@ -559,15 +560,15 @@ class Runner:
         return [replace(first, observations=first.observations.with_(burst=counts)), *shown[1:]]
 
     def _http10(self, req: Request) -> list[Exchange]:
-        if self.settings.headers:
-            req = replace(req, headers={**dict(self.settings.headers), **req.headers})
+        req = self._with_headers(req)
         start = time.monotonic()
         with self.gate.shared():
-            ex = record_http10(self.base_url, req, self.settings.limits, self.settings.api_key)
+            ex = record_http10(self.base_url, req, self.settings.limits, self.settings.api_key, self.settings.secrets)
         if self._cut_short(req, ex):
             ex = self._resend_alone(req, self.settings.limits, start, ex,
-                                    lambda r, lim: record_http10(self.base_url, r, lim, self.settings.api_key))
-        return [self.scrub.exchange(ex)]
+                                    lambda r, lim: record_http10(self.base_url, r, lim, self.settings.api_key,
+                                                                 self.settings.secrets))
+        return [ex]
 
     def _cut_short(self, req: Request, ex: Exchange) -> bool:
         """A stream that ended, with no error, before any choice finished (nothing cut it on the suite's side):

@@ -55,18 +55,20 @@ def save(directory: Path, run: WireRun, outcomes: list[Outcome], scrub: Scrubber
             old.unlink()
     listed = []
     stems = iter(_stems(outcomes))
+    saved: list[tuple[str, Exchange, bytes]] = []  # each body masked once, for its .body file and the HAR
     for outcome in outcomes:
         files = []
         for ex in outcome.exchanges:
             stem = next(stems)
-            _save_exchange(wire, stem, ex, scrub)
+            body = scrub.data(ex.body)
+            _save_exchange(wire, stem, ex, scrub, body)
+            saved.append((stem, ex, body))
             files.append(stem)
         listed.append({"scenario": outcome.scenario.name, "elapsed_s": outcome.elapsed_s,  # exact: reports round it
                        "reproducer": scrub.text(outcome.reproducer), "exchanges": files})
     doc = {"format": FORMAT, **asdict(run), "outcomes": listed}
     (wire / "run.json").write_text(scrub.text(json_text(doc, indent=1)) + "\n", encoding="utf-8")
-    har = to_har(run, [(stem, ex) for stem, ex in zip(_stems(outcomes), (e for o in outcomes for e in o.exchanges),
-                                                       strict=True)], scrub)
+    har = to_har(run, saved, scrub)
     (wire / HAR_FILE).write_text(scrub.text(json_text(har, indent=1)) + "\n", encoding="utf-8")
     return wire
 
@@ -84,7 +86,7 @@ def _stems(outcomes: list[Outcome]) -> list[str]:
     return stems
 
 
-def to_har(run: WireRun, exchanges: list[tuple[str, Exchange]], scrub: Scrubber) -> dict[str, Any]:
+def to_har(run: WireRun, exchanges: list[tuple[str, Exchange, bytes]], scrub: Scrubber) -> dict[str, Any]:
     """The wire log as HAR 1.2 (opens in every browser's devtools and in HAR tools): one entry per exchange, the
     body inline up to HAR_INLINE bytes (text, or base64 when it is not UTF-8) and always named by its exact-bytes
     file (``_bodyFile``); the suite's own observations as ``_observations``."""
@@ -92,8 +94,7 @@ def to_har(run: WireRun, exchanges: list[tuple[str, Exchange]], scrub: Scrubber)
 
     base = str(run.settings.get("base_url") or "").rstrip("/")
     entries = []
-    for stem, ex in exchanges:
-        body = scrub.data(ex.body)
+    for stem, ex, body in exchanges:  # body: as written to the .body file, masked
         content: dict[str, Any] = {"size": len(body), "mimeType": ex.header("content-type") or "",
                                    "_bodyFile": f"{stem}.body"}
         if len(body) <= HAR_INLINE:
@@ -124,7 +125,7 @@ def to_har(run: WireRun, exchanges: list[tuple[str, Exchange]], scrub: Scrubber)
                     "entries": entries}}
 
 
-def _save_exchange(wire: Path, stem: str, ex: Exchange, scrub: Scrubber) -> None:
+def _save_exchange(wire: Path, stem: str, ex: Exchange, scrub: Scrubber, body: bytes) -> None:
     request_text = json_text(ex.request)
     meta: dict[str, Any] = {
         "method": ex.method, "path": ex.path, "scenario": ex.scenario, "intent": ex.intent,
@@ -140,7 +141,7 @@ def _save_exchange(wire: Path, stem: str, ex: Exchange, scrub: Scrubber) -> None
         meta["request_file"] = f"{stem}.request.json.gz"
         (wire / meta["request_file"]).write_bytes(gzip.compress(scrub.text(request_text).encode("utf-8"), 6))
     (wire / f"{stem}.json").write_text(scrub.text(json_text(meta, indent=1)) + "\n", encoding="utf-8")
-    (wire / f"{stem}.body").write_bytes(scrub.data(ex.body))
+    (wire / f"{stem}.body").write_bytes(body)
 
 
 def load(directory: Path) -> tuple[WireRun, list[Outcome]]:

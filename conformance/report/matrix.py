@@ -94,9 +94,9 @@ def write_matrix(docs: list[dict[str, Any]], sources: list[Path] | None, out: Pa
         groups.append((category, [row for row in rows if any(c is not None for c in row[1])]))
     differ = [(r, cells) for _, rows in groups for r, cells in rows if len({MARK[c] for c in cells}) > 1]
     notes = _not_in_matrix(out / "peers.json")
-    _server_pages(columns, docs, out)
-    (out / "matrix.md").write_text(printable(_markdown(columns, groups, differ, notes)), encoding="utf-8")
     env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
+    _server_pages(columns, docs, out, env)  # before the matrix: its rows link each page and badge
+    (out / "matrix.md").write_text(printable(_markdown(columns, groups, differ, notes)), encoding="utf-8")
     html = env.from_string(HTML).render(columns=columns, groups=groups, differ=differ, mark=MARK, legend=LEGEND,
                                         notes=notes)
     (out / "matrix.html").write_text(printable(html), encoding="utf-8")
@@ -113,14 +113,13 @@ def slug(label: str, taken: set[str]) -> str:
     return name
 
 
-def _server_pages(columns: list[Column], docs: list[dict[str, Any]], out: Path) -> None:
+def _server_pages(columns: list[Column], docs: list[dict[str, Any]], out: Path, env: Environment) -> None:
     """servers/<slug>.html and servers/<slug>.svg for each server: a page and a badge a project can link."""
     from conformance.report.badge import render_badge
     from conformance.results import from_json
 
     folder = out / "servers"
     folder.mkdir(parents=True, exist_ok=True)
-    env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
     taken: set[str] = set()
     for column, doc in zip(columns, docs, strict=True):
         name = slug(column.label, taken)
