@@ -19,8 +19,8 @@ from typing import Any
 from conformance.model import Intent
 from conformance.model.observations import Observations
 from conformance.model.profiles import ALLOWANCES, PROFILES, Profile
-from conformance.protocols import protocol_of
-from conformance.protocols.chat import Assembled, Payload, assemble_body, decode_and_assemble, loads_strict
+from conformance.protocols import MAX_JUDGED_BYTES, Protocol, endpoint_of, protocol_for
+from conformance.protocols.chat import Assembled, Payload, loads_strict
 from conformance.wire.errors import WireError
 from conformance.wire.ndjson import MISSING, NDJSONDecoder, NDJSONLine, decode_ndjson
 from conformance.wire.sse import SSEEvent, SSEStats, decode_sse, pieces
@@ -55,16 +55,13 @@ class Exchange:
 
     @property
     def endpoint(self) -> str:
-        """chat, models, model, cancel, ollama-chat, ollama-generate, ollama-pull, ollama-tags, health or other."""
-        path = self.path.split("?", 1)[0].rstrip("/")
-        if path.endswith("/cancel"):
-            return "cancel"
-        for suffix, name in (("/chat/completions", "chat"), ("/v1/models", "models"),
-                             ("/api/chat", "ollama-chat"), ("/api/generate", "ollama-generate"),
-                             ("/api/tags", "ollama-tags"), ("/api/pull", "ollama-pull"), ("/health", "health")):
-            if path.endswith(suffix):
-                return name
-        return "model" if "/v1/models/" in path else "other"
+        """A protocol's route (chat, responses, ollama-chat, ...), models, model, cancel, health or other."""
+        return endpoint_of(self.path)
+
+    @property
+    def protocol(self) -> Protocol | None:
+        """The protocol its endpoint speaks (None for the plain JSON routes)."""
+        return protocol_for(self.endpoint)
 
 
 def _header(headers: tuple[tuple[str, str], ...], name: str) -> str | None:
@@ -91,6 +88,9 @@ class Analysis:
     assembled: Assembled = field(default_factory=Assembled)
     wire_error: WireError | None = None
     judged_bytes: int | None = None  # set when only this many bytes of the body were judged (the caps below)
+    protocol: Protocol | None = None  # the protocol the exchange's endpoint speaks
+    answer: Any = None  # what the protocol assembled (chat: ``assembled``; responses: an ``Answer``)
+    cuts: list[int] | None = None  # the pieces the body was fed in (byte-split fuzzing)
 
     @property
     def request(self) -> dict[str, Any]:
@@ -102,7 +102,7 @@ class Analysis:
         """Whether the request asked for a stream (or, with no request known, the body is one)."""
         req = self.exchange.request
         if isinstance(req, dict):
-            default = self.exchange.endpoint in ("ollama-chat", "ollama-generate", "ollama-pull")
+            default = self.protocol is not None and self.protocol.streams_by_default
             return req.get("stream", default) is True
         return self.format in ("sse", "ndjson")
 
@@ -158,8 +158,6 @@ def detect_format(exchange: Exchange) -> str:
     return "text"
 
 
-MAX_JUDGED_EVENTS = 20_000  # an SSE body is judged on its first 20,000 events (the suite's answers have < 200)
-MAX_JUDGED_BYTES = 2 * 1024 * 1024  # other bodies on their first 2 MiB
 SLICE = 64 * 1024
 
 
@@ -198,20 +196,13 @@ def analyze(exchange: Exchange, profile: str | Profile = "openai",
     pieces (for byte-split fuzzing)."""
     prof = profile if isinstance(profile, Profile) else PROFILES[profile]
     fmt = detect_format(exchange)
-    analysis = Analysis(exchange, prof, fmt)
-    protocol = protocol_of(exchange.endpoint)
+    protocol = exchange.protocol
+    analysis = Analysis(exchange, prof, fmt, protocol=protocol, cuts=cuts)
     body = exchange.body
     try:
-        if fmt == "sse" and protocol in ("chat", None):  # an event stream off the chat route is judged as chat
+        if protocol is not None and fmt in (protocol.framing, "json"):
             with gc_paused():
-                decoded = decode_and_assemble(_slices(body, cuts), max_events=MAX_JUDGED_EVENTS)
-            analysis.events, analysis.stats, analysis.payloads, analysis.assembled = decoded
-            if "first-name-kept" in prof.allows:  # seed 000: the first non-null name, not the pieces appended
-                for choice in analysis.assembled.choices.values():
-                    for call in choice.tool_calls.values():
-                        call.name = call.first_name
-            if analysis.stats.total_bytes < len(body):
-                analysis.judged_bytes = analysis.stats.total_bytes
+                protocol.analyze(analysis, _slices(body, cuts))
         elif fmt == "sse":
             analysis.events, analysis.stats = decode_sse(body[:MAX_JUDGED_BYTES], cuts)
             analysis.judged_bytes = MAX_JUDGED_BYTES if len(body) > MAX_JUDGED_BYTES else None
@@ -222,8 +213,6 @@ def analyze(exchange: Exchange, profile: str | Profile = "openai",
             analysis.lines, analysis.ndjson = decode_ndjson(body, cuts)
         elif fmt == "json":
             analysis.json_body = json.loads(exchange.body.decode("utf-8"))
-            if protocol == "chat":
-                analysis.assembled = assemble_body(analysis.json_body)
     except WireError as exc:
         analysis.wire_error = exc
     return analysis

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RULESET_VERSION = "6"  # bumped whenever a rule is added or retired or its meaning changes; in every report
+from conformance.model.capabilities import CAPABILITY_RULES
+
+RULESET_VERSION = "7"  # bumped whenever a rule is added or retired or its meaning changes; in every report
 # 2: TRN-014 (every request gets a response; nothing passes without one), judging caps under TRN-011.
 # 3: ERR-017 (bad input is refused within the refusal deadline), ERR-018 (a burst is answered or refused, not
 #    queued without a bound); TRN-014 leaves a request cut at the refusal deadline to ERR-017; MOD-002 asks only
@@ -24,9 +26,11 @@ RULESET_VERSION = "6"  # bumped whenever a rule is added or retired or its meani
 #    (a JSON body labelled text/plain refused), ERR-023 (error.code is not the HTTP status), MOD-009 (the model list
 #    is not empty); TRN-006 judged on a scenario of its own (request-id).
 
+# 7: the Responses API (issue 22): RSP-001..023; rules declare where they apply (protocol http, sse or a protocol's
+#    name) and the registry decides; the generic SSE framing and stream-header rules judge every SSE protocol.
 CATEGORIES = (
     "transport", "framing", "chunks", "finish", "usage", "tools", "reasoning", "structured",
-    "errors", "images", "cancellation", "models", "ollama", "fuzz",
+    "errors", "images", "cancellation", "models", "ollama", "responses", "fuzz",
 )
 LEVELS = ("must", "should", "advisory")
 APPLIES = ("stream", "non-stream", "both")
@@ -39,6 +43,9 @@ WHATWG = "WHATWG HTML §9.2.6 Parsing an event stream"
 OPENAI = "OpenAI API reference: Chat Completions"
 OPENAI_STREAM = "OpenAI API reference: Chat Completions streaming events"
 OPENAI_MODELS = "OpenAI API reference: Models"
+OPENAI_RESP = "OpenAI API reference: Responses (create a response; the response object)"
+OPENAI_RESP_STREAM = "OpenAI API reference: Responses streaming events"
+OPEN_RESPONSES = "Open Responses specification (openresponses.org): Streaming"
 RFC9112 = "RFC 9112 §6"
 RFC9110 = "RFC 9110 §2.5 (a server sends the highest version it conforms to, not above the request's)"
 FETCH_CORS = ("WHATWG Fetch §CORS-safelisted request-header (text/plain needs no preflight); FastAPI 0.65.2 "
@@ -56,12 +63,36 @@ class Rule:
     applies: str
     source: str
     refs: tuple[str, ...] = ()
-    protocol: str = "chat"  # the protocol package whose exchanges it judges (conformance.protocols)
+    # where it applies, decided by the registry (checks.evaluate), never by the check body: a protocol's name
+    # (chat, ollama, responses), "sse" for every protocol framed as an event stream, "http" for any exchange
+    protocol: str = "chat"
+
+
+WHERE = ("http", "sse", "chat", "ollama", "responses")
+# The rules every SSE protocol shares: the stream's media type and headers, and the WHATWG framing. The [DONE]
+# terminator and the event types are chat's (the Responses API names its events and has its own end).
+SSE_RULES = frozenset({"TRN-001", "TRN-002", "TRN-003", "TRN-004", "TRN-005", "TRN-009", "TRN-012", "TRN-018",
+                       "SSE-001", "SSE-005", "SSE-006", "SSE-007", "SSE-009", "SSE-010", "SSE-011", "SSE-012",
+                       "SSE-013", "SSE-014", "SSE-015", "SSE-016", "SSE-017"})
+CHAT_RULES = frozenset({"SSE-002", "SSE-003", "SSE-004", "SSE-008", "TRN-015", "ERR-008", "ERR-009", "ERR-010"})
+HTTP_CATEGORIES = ("transport", "errors", "models", "cancellation", "fuzz")
+
+
+def _where(id: str, category: str) -> str:
+    if id in CAPABILITY_RULES.values():
+        return "http"  # a capability the user expects is judged on its probe, whatever the route answered
+    if category in ("ollama", "responses"):
+        return category
+    if id in CHAT_RULES:
+        return "chat"
+    if id in SSE_RULES:
+        return "sse"
+    return "http" if category in HTTP_CATEGORIES else "chat"
 
 
 def _r(id: str, category: str, level: str, applies: str, title: str, source: str,
        *refs: str) -> Rule:
-    return Rule(id, title, category, level, applies, source, refs, "ollama" if category == "ollama" else "chat")
+    return Rule(id, title, category, level, applies, source, refs, _where(id, category))
 
 
 RULES: tuple[Rule, ...] = (
@@ -416,6 +447,68 @@ RULES: tuple[Rule, ...] = (
        "An unknown model on an Ollama route is refused, not answered",
        "Ollama API reference (errors) and server/routes.go: an unknown model is 404 "
        "{\"error\": \"model \\\"<name>\\\" not found, try pulling it first\"}; no seed says more"),
+    # responses: the OpenAI Responses API (POST /v1/responses), its events and its response object
+    _r("RSP-001", "responses", "must", "stream", "A Responses stream begins with response.created",
+       f"{OPENAI_RESP_STREAM} (response.created: emitted when a response is created); {OPEN_RESPONSES}"),
+    _r("RSP-002", "responses", "must", "stream",
+       "Exactly one terminal event (response.completed, response.incomplete or response.failed) ends the stream; "
+       "nothing but data: [DONE] follows it", f"{OPENAI_RESP_STREAM}; {OPEN_RESPONSES} (terminal states)"),
+    _r("RSP-003", "responses", "must", "stream", "Every data payload is a JSON object with a string type",
+       f"{OPENAI_RESP_STREAM} (every event has type); {WHATWG}"),
+    _r("RSP-004", "responses", "must", "stream", "An event: field, where sent, equals the payload's type",
+       f"{OPEN_RESPONSES} (event: <event-type> then data:); {OPENAI_RESP_STREAM} (OpenAI sends them equal)"),
+    _r("RSP-005", "responses", "advisory", "stream", "Every event names its type in an event: field",
+       f"{OPEN_RESPONSES} (OpenAI's SDKs read type from the data, so a stream without event: lines works)"),
+    _r("RSP-006", "responses", "must", "stream", "Every event carries an integer sequence_number, strictly increasing",
+       f"{OPENAI_RESP_STREAM} (sequence_number on every event); {OPEN_RESPONSES} (monotonically increasing)"),
+    _r("RSP-007", "responses", "must", "stream",
+       "An output item's events come between its output_item.added and output_item.done, with its output_index "
+       "and item_id", f"{OPENAI_RESP_STREAM} (output_item.added, item events, output_item.done); {OPEN_RESPONSES}"),
+    _r("RSP-008", "responses", "must", "stream",
+       "A message's text deltas come inside their content part (content_part.added, deltas, content_part.done)",
+       f"{OPENAI_RESP_STREAM} (content_part.added, output_text.delta, output_text.done, content_part.done)"),
+    _r("RSP-009", "responses", "must", "stream",
+       "Each .done event repeats exactly the joined deltas (text, arguments, the item's content)",
+       f"{OPENAI_RESP_STREAM} (output_text.done: the text content that is finalized; "
+       "function_call_arguments.done: the function-call arguments)"),
+    _r("RSP-010", "responses", "must", "stream", "Every output item added is done before the terminal event",
+       f"{OPENAI_RESP_STREAM}; {OPEN_RESPONSES}"),
+    _r("RSP-011", "responses", "must", "stream",
+       "The terminal event's response has the status it names; response.incomplete says why (incomplete_details)",
+       f"{OPENAI_RESP} (status: completed, failed, in_progress, cancelled, queued or incomplete; "
+       "incomplete_details.reason)"),
+    _r("RSP-012", "responses", "must", "stream", "The terminal event's response.output holds the items the stream built",
+       f"{OPENAI_RESP_STREAM} (response.completed carries the final response); {OPEN_RESPONSES}"),
+    _r("RSP-013", "responses", "must", "non-stream",
+       "A non-stream answer is a response object: object response, an id, a status and an output array",
+       f"{OPENAI_RESP} (the response object)"),
+    _r("RSP-014", "responses", "should", "both",
+       "usage states input_tokens, output_tokens and total_tokens, the total their sum",
+       f"{OPENAI_RESP} (usage: input_tokens, output_tokens, total_tokens)"),
+    _r("RSP-015", "responses", "must", "both",
+       "A generation cut by max_output_tokens is incomplete, with incomplete_details.reason max_output_tokens",
+       f"{OPENAI_RESP} (max_output_tokens; incomplete_details.reason max_output_tokens)"),
+    _r("RSP-016", "responses", "must", "both",
+       "A function call names an offered tool, carries a call_id, and its arguments parse as a JSON object",
+       f"{OPENAI_RESP} (function tool call: name, call_id, arguments a JSON string)"),
+    _r("RSP-017", "responses", "must", "both",
+       "tool_choice is honoured: none calls no tool, required at least one, a named function only that one",
+       f"{OPENAI_RESP} (tool_choice)"),
+    _r("RSP-018", "responses", "must", "both",
+       "Output asked for with text.format json_schema (strict) is JSON matching the schema",
+       f"{OPENAI_RESP} (text.format: json_schema, strict)"),
+    _r("RSP-019", "responses", "should", "stream", "An error event is followed by response.failed",
+       f"{OPEN_RESPONSES} (a failed response ends in response.failed); {OPENAI_RESP_STREAM} (error)"),
+    _r("RSP-020", "responses", "must", "stream",
+       "The stream ends with data: [DONE] after its terminal event (dialects that document it)",
+       f"{OPEN_RESPONSES} (the stream terminates with [DONE]; OpenAI's own stream sends none)"),
+    _r("RSP-021", "responses", "must", "both",
+       "POST /v1/responses is served when the server is expected to (capability responses)", OPENAI_RESP),
+    _r("RSP-022", "responses", "should", "stream",
+       "response.created's response is in_progress or queued, with no output yet",
+       f"{OPENAI_RESP_STREAM} (response.created; response.in_progress)"),
+    _r("RSP-023", "responses", "should", "both", "Reasoning stays out of the output text (no <think> markup in output_text)",
+       f"{OPENAI_RESP} (reasoning items are output items of their own)"),
     # fuzz: judged on generated requests by `conformance fuzz`, not by the scenarios of a live run
     _r("FUZ-001", "fuzz", "must", "both",
        "A valid request gets a conformant response or a documented 4xx (400, 404, 413, 422, 429) in the envelope",

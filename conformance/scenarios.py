@@ -357,10 +357,10 @@ def sends(sc: Scenario) -> str:
     body = req.body if isinstance(req.body, dict) else {}
     fields = []
     for key, value in body.items():
-        if key in ("model", "messages"):
+        if key in ("model", "messages", "input"):
             continue
         if key == "tools":
-            value = "[" + ", ".join(t["function"]["name"] for t in value) + "]"
+            value = "[" + ", ".join(t["function"]["name"] if "function" in t else t["name"] for t in value) + "]"
         text = value if isinstance(value, str) else json.dumps(value)
         fields.append(f"{key}={text if len(text) <= 40 else text[:37] + '...'}")
     size = len(json.dumps(body.get("messages", []))) if "messages" in body else 0
@@ -370,5 +370,12 @@ def sends(sc: Scenario) -> str:
     return f"{req.method} {req.path}{via}{heads} {' '.join(fields)}{extra}".rstrip()
 
 
-SCENARIOS: tuple[Scenario, ...] = tuple(_scenarios())
+def _protocol_scenarios() -> list[Scenario]:
+    """The scenarios each protocol package brings (chat's and Ollama's are above)."""
+    from conformance.protocols.responses.scenarios import scenarios as responses
+
+    return responses()
+
+
+SCENARIOS: tuple[Scenario, ...] = tuple(_scenarios()) + tuple(_protocol_scenarios())
 BY_NAME = {sc.name: sc for sc in SCENARIOS}

@@ -1,6 +1,7 @@
 """The reference server: Starlette over the mlx-lm engine, the protocol exactly as the rulebook says.
 
-Routes: POST /v1/chat/completions (SSE or JSON), POST /v1/chat/completions/{id}/cancel,
+Routes: POST /v1/chat/completions (SSE or JSON), POST /v1/responses (reference_server.responses),
+POST /v1/chat/completions/{id}/cancel,
 GET /v1/models, GET /v1/models/{id}, GET /health, and Ollama's /api/chat, /api/generate, /api/tags.
 """
 
@@ -21,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from reference_server import ollama
+from reference_server import ollama, responses
 from reference_server.engine import Engine, Job, Pace, QueueFull
 from reference_server.parser import Delta, OutputParser
 from reference_server.protocol import APIError, ChatRequest, parse_chat
@@ -360,6 +361,7 @@ def build_app(engine: Engine, api_key: str | None = None) -> Starlette:
         Route("/v1/models/{model_id:path}", server.models, methods=["GET"]),
         Route("/health", server.health, methods=["GET"]),
         *ollama.routes(server),
+        *responses.routes(server),
     ]
     return Starlette(routes=routes)
 

@@ -100,7 +100,19 @@ def short(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _where(rule: Rule, a: Analysis) -> bool:
+    """Whether the rule judges this exchange's protocol (rules.WHERE): the registry decides, not the check."""
+    if rule.protocol == "http":
+        return True
+    protocol = a.protocol
+    if protocol is None:
+        return False
+    return protocol.framing == "sse" if rule.protocol == "sse" else protocol.name == rule.protocol
+
+
 def _applies(rule: Rule, a: Analysis) -> bool:
+    if not _where(rule, a):
+        return False
     if rule.applies == "stream":
         return a.is_stream
     if rule.applies == "non-stream":
@@ -175,6 +187,7 @@ def _load() -> None:
         models,
         ollama,
         reasoning,
+        responses,
         structured,
         tools,
         transport,

@@ -9,12 +9,13 @@ from conformance.model import BAD_INPUT
 
 
 def chat_ok(a: Analysis) -> bool:
-    """A successful chat completion response."""
-    return a.exchange.endpoint == "chat" and a.success and a.exchange.intent not in BAD_INPUT
+    """A successful answer of a protocol (chat, responses, ...) to a valid request: which protocols a rule judges
+    is the rule's ``protocol`` (the registry decides), so the same precondition serves every SSE protocol."""
+    return a.protocol is not None and a.success and a.exchange.intent not in BAD_INPUT
 
 
 def chat_sse(a: Analysis) -> bool:
-    """A successful chat completion that came back as an event stream."""
+    """A successful answer that came back as an event stream."""
     return chat_ok(a) and a.format == "sse"
 
 
@@ -36,7 +37,7 @@ def openai_error_response(a: Analysis) -> bool:
     """An error status on an OpenAI route (the cancel endpoint has its own shape)."""
     status = a.exchange.status
     return (status is not None and status >= 400
-            and a.exchange.endpoint in ("chat", "models", "model", "other"))
+            and a.exchange.endpoint in ("chat", "responses", "models", "model", "other"))
 
 
 def no_stream_error(a: Analysis) -> bool:

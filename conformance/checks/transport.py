@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from conformance.checks import Finding, check, finding
 from conformance.checks.conditions import chat_ok, chat_sse, headers_known
 from conformance.client import ABANDONED, REFUSAL_DEADLINE
-from conformance.exchange import MAX_JUDGED_BYTES, MAX_JUDGED_EVENTS, Analysis
+from conformance.exchange import Analysis
+from conformance.protocols import MAX_JUDGED_BYTES, MAX_JUDGED_EVENTS
 
 ABORTS_TIME = ("first-byte timeout", "idle timeout", "total timeout")
 ABORTS_SIZE = ("byte cap", "line cap", "decompression cap", "header cap")

@@ -16,7 +16,6 @@ from conformance.exchange import Exchange, analyze
 from conformance.model import Level, gating_levels
 from conformance.model import Outcome as Verdict
 from conformance.model.observations import CapabilityShown
-from conformance.protocols.chat.payloads import carries_output
 from conformance.results import CheckEntry, RunResult
 from conformance.rules import RULES, RULES_BY_ID
 from conformance.scenarios import BY_NAME, CAPABILITY_SCENARIOS, SCENARIOS
@@ -336,7 +335,7 @@ def _unjudged_reason(category: str, ran: set[str], caps: dict[str, dict[str, Any
     return "no exchange of this run could show this rule (it applies to exchanges the server did not produce)"
 
 
-CAP_FIELDS = ("max_completion_tokens", "max_tokens")
+CAP_FIELDS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
 
 
 def token_totals(outcomes: list[Outcome]) -> dict[str, int]:
@@ -347,7 +346,7 @@ def token_totals(outcomes: list[Outcome]) -> dict[str, int]:
     for outcome in outcomes:
         for ex in outcome.exchanges:
             body = ex.request if isinstance(ex.request, dict) else None
-            if body is None or ex.method != "POST" or "messages" not in body and "prompt" not in body:
+            if body is None or ex.method != "POST" or ex.protocol is None or ex.endpoint == "ollama-pull":
                 continue
             options = body.get("options")
             cap = next((body[k] for k in CAP_FIELDS if isinstance(body.get(k), int)), None)
@@ -366,16 +365,6 @@ def token_totals(outcomes: list[Outcome]) -> dict[str, int]:
 
 
 def _used(ex: Exchange) -> tuple[int, int]:
-    """Completion tokens one answer used, and 1 when that is a count of chunks rather than a reported usage."""
+    """Completion tokens one answer used, and 1 when that is a count of events rather than a reported usage."""
     a = analyze(ex)
-    if a.exchange.endpoint == "chat":
-        usage = a.assembled.usage
-        if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
-            return usage["completion_tokens"], 0
-        return sum(1 for p in a.payloads if p.kind == "chunk" and carries_output(p.value)), 1
-    frames = [line.value for line in a.lines] if a.lines else [a.json_body]
-    for frame in reversed(frames):  # Ollama: the done frame's eval_count
-        if isinstance(frame, dict) and isinstance(frame.get("eval_count"), int):
-            return frame["eval_count"], 0
-    return sum(1 for f in frames if isinstance(f, dict) and f.get("done") is False), 1
-
+    return a.protocol.tokens_used(a) if a.protocol is not None else (0, 1)

@@ -27,7 +27,7 @@ from conformance.exchange import Exchange, analyze
 from conformance.model import BAD_INPUT, Intent
 from conformance.model.observations import Burst, Disconnect, Followup, Observations
 from conformance.model.profiles import PROFILES
-from conformance.protocols.chat.payloads import answers
+from conformance.protocols import by_name, endpoint_of, protocol_for
 from conformance.repro import MAX_INLINE_BODY, scenario_script
 from conformance.scenarios import HELLO, LONG, Context, Scenario, chat, context_tokens
 from conformance.settings import Settings, queue_wait
@@ -393,7 +393,7 @@ class Runner:
 
     def _first_byte(self, req: Request) -> float | None:
         """Seconds to the first event that shows the generation under way (a role-only chunk does not)."""
-        ex = self.send(replace(req, stop_after_events=1, counts=answers))
+        ex = self.send(replace(req, stop_after_events=1, counts=answers_for(req.path)))
         return ex.arrivals[-1][0] if ex.arrivals and ex.observations.disconnected_after_events else None
 
     def _disconnect(self, req: Request) -> list[Exchange]:
@@ -409,7 +409,7 @@ class Runner:
         # the other client's stream is under way before this one comes (and leaves): whatever the server does to a
         # running stream when another request arrives shows on every run, not only when the timing falls so
         started.wait(self.settings.limits.first_byte)
-        ex = self.send(replace(req, stop_after_events=1, counts=answers))  # left once the generation is under way
+        ex = self.send(replace(req, stop_after_events=1, counts=answers_for(req.path)))  # left once the generation is under way
         obs: dict[str, Any] = {"baseline_ttfb_s": baseline}
         thread.join(self.settings.limits.total + 5)  # the other stream ends first: a one-slot server runs it
         running = self._running_after()
@@ -524,7 +524,8 @@ class Runner:
                          idle=min(self.settings.limits.idle, wait), total=min(self.settings.limits.total, wait + 5))
         arrived, release, abandon, refusal = (threading.Semaphore(0), threading.Event(), threading.Event(),
                                               threading.Event())
-        held = replace(req, stop_after_events=1, arrived=arrived, hold=release, counts=answers, abandon=abandon)
+        held = replace(req, stop_after_events=1, arrived=arrived, hold=release, counts=answers_for(req.path),
+                       abandon=abandon)
         begin = time.monotonic()
 
         def one(_: int) -> Exchange:
@@ -579,7 +580,7 @@ class Runner:
         if ex.observations.aborted is not None or not (ex.header("content-type") or "").startswith("text/event-stream"):
             return False
         a = analyze(ex, self.settings.profile)
-        return a.assembled.error is None and not any(c.finish_reason for c in a.assembled.choices.values())
+        return a.protocol is not None and not a.protocol.finished(a)
 
     # -- the live phase ----------------------------------------------------------------
 
@@ -649,7 +650,15 @@ def first_output_s(ex: Exchange) -> float | None:
         events = SSEDecoder().feed(ex.body[:256 * 1024])
     except WireError:
         return None
+    answers = answers_for(ex.path)
     end = next((e.end for e in events if answers(e.data)), None)
     if end is None:
         return None
     return next((t for t, total in ex.arrivals if total >= end), None)
+
+
+def answers_for(path: str) -> Callable[[str], bool]:
+    """How the protocol of a request's route tells an event that shows the generation under way (chat's for a
+    route no SSE protocol serves)."""
+    protocol = protocol_for(endpoint_of(path))
+    return (protocol if protocol is not None and protocol.framing == "sse" else by_name("chat")).answers

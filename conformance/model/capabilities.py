@@ -24,6 +24,7 @@ CAPABILITY_TABLE: tuple[Capability, ...] = (
     Capability("cancel-endpoint", "cancel-unknown", "CAN-006"),
     Capability("request-id", "request-id", "TRN-013"),
     Capability("images", "image-data-url", "IMG-003"),  # seed 001: only with a vision pack
+    Capability("responses", "responses-stream", "RSP-021"),  # the OpenAI Responses API (Ollama, LM Studio, vLLM...)
 )
 CAPABILITIES = tuple(c.name for c in CAPABILITY_TABLE)
 CAPABILITY_SCENARIOS = {c.name: c.probe for c in CAPABILITY_TABLE}

@@ -45,6 +45,8 @@ EXPECTATIONS: dict[str, str] = {
     "unknown-field-refused": "001 Supported API: an unknown top-level field returns HTTP 400 with code "
                              "unknown_parameter naming it",
     "body-limit": "001 Images: bodies and images over their limits return HTTP 413",
+    "done-terminator": "Open Responses specification, Streaming: the event stream of a response ends with data: [DONE] "
+                       "after its terminal event",
     "documented-refusals": "001 Supported API: a value the server does not support (a reasoning_effort among them) "
                            "returns HTTP 400 with code unsupported_value",
 }
@@ -91,5 +93,7 @@ PROFILES: dict[str, Profile] = {
                 "llama.cpp's llama-server: numeric error codes and typed overflow errors."),
         Profile("vllm", frozenset(), "vLLM's OpenAI server."),
         Profile("ollama", frozenset(), "Ollama: its /v1 routes and native NDJSON."),
+        Profile("openresponses", frozenset(), "The Open Responses specification: the Responses API's stream ends with "
+                "data: [DONE].", frozenset({"done-terminator"})),
     )
 }

@@ -1,22 +1,102 @@
 """Protocols: what the payloads of a wire format mean. ``wire/`` decodes SSE and NDJSON with no
-knowledge of payloads; each package here classifies and assembles one protocol's payloads.
+knowledge of payloads; each package here says, for one protocol, which routes speak it, how it is
+framed, how its payloads are decoded and assembled (one pass, fed as the bytes arrive), when an
+answer is complete, and how many tokens it used.
 
 - ``chat``: OpenAI Chat Completions over SSE (and its JSON body), ``[DONE]``, the assembler.
 - ``ollama``: Ollama's NDJSON frames.
+- ``responses``: the OpenAI Responses API's semantic events over SSE, and its response object.
 
-A new protocol (the Responses API's semantic events, say) is one package here, its rules (with
-``protocol`` set), its scenarios and its fixtures; ``protocol_of`` names which one an endpoint speaks.
+The engine, the judge, inspect, rejudge, replay and the reports ask ``protocol_for(endpoint)`` and
+call what it returns; nothing outside this package and the registries below switches on a
+protocol's name. A new protocol is one package here, one line in ``REGISTRY``, its checks module,
+its scenarios and its fixtures.
 """
 
 from __future__ import annotations
 
-PROTOCOLS = ("chat", "ollama")
+import importlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+# The registry: one line per protocol (its package under conformance.protocols).
+REGISTRY = ("chat", "ollama", "responses")
+PROTOCOLS = REGISTRY
+
+# What one exchange is judged on (the streaming judge of issue 25 lifts the event cap): the suite's answers have
+# fewer than 200 events; a hostile body is judged on its first 20,000, or its first 2 MiB when no events are decoded.
+MAX_JUDGED_EVENTS = 20_000
+MAX_JUDGED_BYTES = 2 * 1024 * 1024
+
+# Routes that speak no streaming protocol (plain JSON): the judge still reads them.
+PLAIN_ROUTES = (("/v1/models", "models"), ("/api/tags", "ollama-tags"), ("/health", "health"))
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One protocol, as the rest of the suite may ask about it."""
+
+    name: str
+    routes: tuple[tuple[str, str], ...]  # (path suffix, endpoint name), most specific first
+    framing: str  # sse | ndjson
+    streams_by_default: bool  # whether a request without "stream" is answered with a stream
+    # fill an Analysis from the body (pieces as they arrived): the single pass of decoding, assembling, ordering
+    analyze: Callable[[Any, Iterable[bytes]], None]
+    # whether a successful answer's stream ended as the protocol ends one (for "cut short" resends)
+    finished: Callable[[Any], bool]
+    # (completion tokens used, 1 when that is a count of events rather than a reported usage)
+    tokens_used: Callable[[Any], tuple[int, int]]
+    # whether one SSE data payload shows the generation under way or over (the wait for "answered")
+    answers: Callable[[str], bool]
+    event_types: frozenset[str] | None = None  # SSE event: names it uses; None: named by the payload's type
+    terminator: str | None = None  # its stream's terminator data, when it has one
+    rule_prefix: tuple[str, ...] = field(default_factory=tuple)  # rule categories it owns
+
+    def endpoint_of(self, path: str) -> str | None:
+        return next((name for suffix, name in self.routes if path.endswith(suffix)), None)
+
+
+_LOADED: dict[str, Protocol] = {}
+
+
+def load() -> dict[str, Protocol]:
+    """Every registered protocol, by name (imported on first use: the packages import the wire layer only)."""
+    if not _LOADED:
+        for name in REGISTRY:
+            module = importlib.import_module(f"conformance.protocols.{name}")
+            _LOADED[name] = module.PROTOCOL
+    return _LOADED
+
+
+def by_name(name: str) -> Protocol:
+    return load()[name]
+
+
+def endpoint_of(path: str) -> str:
+    """The endpoint a request path names: a protocol's route, a plain route, cancel, model or other."""
+    path = path.split("?", 1)[0].rstrip("/")
+    if path.endswith("/cancel"):
+        return "cancel"
+    for protocol in load().values():
+        found = protocol.endpoint_of(path)
+        if found is not None:
+            return found
+    for suffix, name in PLAIN_ROUTES:
+        if path.endswith(suffix):
+            return name
+    return "model" if "/v1/models/" in path else "other"
+
+
+def protocol_for(endpoint: str) -> Protocol | None:
+    """The protocol an endpoint speaks (None for the plain JSON routes: models, cancel, tags, health)."""
+    for protocol in load().values():
+        if any(name == endpoint for _, name in protocol.routes):
+            return protocol
+    return None
 
 
 def protocol_of(endpoint: str) -> str | None:
-    """The protocol an endpoint speaks (None for the plain JSON routes: models, cancel, tags)."""
-    if endpoint == "chat":
-        return "chat"
-    if endpoint in ("ollama-chat", "ollama-generate", "ollama-pull"):
-        return "ollama"
-    return None
+    """The name of the protocol an endpoint speaks (None for the plain JSON routes)."""
+    protocol = protocol_for(endpoint)
+    return protocol.name if protocol is not None else None

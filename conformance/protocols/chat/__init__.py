@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from conformance.protocols import Protocol
+from conformance.protocols.chat.analysis import analyze, finished, tokens_used
 from conformance.protocols.chat.assembler import (
     Assembled,
     Assembler,
@@ -12,11 +14,25 @@ from conformance.protocols.chat.assembler import (
     assemble_events,
     decode_and_assemble,
 )
-from conformance.protocols.chat.payloads import DONE, THINK_CLOSE, THINK_OPEN, Payload, classify, loads_strict
+from conformance.protocols.chat.payloads import (
+    DONE,
+    THINK_CLOSE,
+    THINK_OPEN,
+    Payload,
+    answers,
+    classify,
+    loads_strict,
+)
 
 NAME = "chat"
 
+PROTOCOL = Protocol(
+    name=NAME, routes=(("/chat/completions", "chat"),), framing="sse", streams_by_default=False,
+    analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers,
+    event_types=frozenset({"message", "error"}), terminator=DONE,
+)
+
 __all__ = [
-    "DONE", "NAME", "THINK_CLOSE", "THINK_OPEN", "Assembled", "Assembler", "Choice", "Payload", "ThinkSplitter",
-    "ToolCall", "assemble_body", "assemble_events", "classify", "decode_and_assemble", "loads_strict",
+    "DONE", "NAME", "PROTOCOL", "THINK_CLOSE", "THINK_OPEN", "Assembled", "Assembler", "Choice", "Payload",
+    "ThinkSplitter", "ToolCall", "assemble_body", "assemble_events", "classify", "decode_and_assemble", "loads_strict",
 ]

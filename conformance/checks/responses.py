@@ -1,0 +1,206 @@
+"""The Responses API: the event order the assembler's tables judged in its one pass, and what the answer holds.
+
+Every rule here has ``protocol="responses"``: the registry runs these checks on /v1/responses exchanges only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+
+from conformance.checks import Finding, check, finding, short
+from conformance.checks.conditions import chat_json, chat_sse, complete
+from conformance.exchange import Analysis
+from conformance.model import Intent
+from conformance.protocols.chat.payloads import THINK_CLOSE, THINK_OPEN
+from conformance.protocols.responses import Answer
+from conformance.protocols.responses.payloads import CREATED, FAILED, QUEUED
+
+ORDER_RULES = ("RSP-001", "RSP-002", "RSP-003", "RSP-004", "RSP-006", "RSP-007", "RSP-008", "RSP-009", "RSP-010",
+               "RSP-011", "RSP-012")
+
+
+def _answer(a: Analysis) -> Answer:
+    return a.answer if isinstance(a.answer, Answer) else Answer()
+
+
+def answered(a: Analysis) -> bool:
+    """A successful Responses answer, streamed or not, that was decoded."""
+    return chat_sse(a) or chat_json(a)
+
+
+@check(*ORDER_RULES, when=(chat_sse,))
+def event_order(a: Analysis) -> Iterator[Finding]:
+    """The violations the transition tables recorded as the events arrived (the end's only on a whole stream)."""
+    answer = _answer(a)
+    whole = complete(a)
+    for v in answer.violations:
+        if v.event is None and not whole:
+            continue  # the client stopped reading: nothing is missing from what it did not read
+        more = answer.violation_counts.get(v.rule, 0)
+        remedy = f"{more} such event(s) in this stream." if more > 1 else ""
+        yield finding(a, v.rule, v.received, v.expected, event=v.event, remedy=remedy)
+
+
+@check("RSP-005", when=(chat_sse,))
+def event_names(a: Analysis) -> Iterator[Finding]:
+    missing = _answer(a).event_name_missing
+    if missing:
+        first = next((p.index for p in a.payloads if getattr(p, "sse_type", "") == "message"), None)
+        yield finding(a, "RSP-005", f"{missing} event(s) without an event: field", "event: <type> before each data:",
+                      event=first, remedy="OpenAI's SDKs read the type from the data; some SSE clients route by event:.")
+
+
+@check("RSP-022", when=(chat_sse,))
+def created_state(a: Analysis) -> Iterator[Finding]:
+    created = _answer(a).created
+    if isinstance(created, dict):
+        status, output = created.get("status"), created.get("output")
+        if status not in ("in_progress", "queued") or output not in ([], None):
+            yield finding(a, "RSP-022", f"response.created with status {status!r} and output {short(output, 40)}",
+                          "status in_progress (or queued) and no output yet", event=_first(a, CREATED))
+
+
+@check("RSP-013", when=(chat_json,))
+def response_object(a: Analysis) -> Iterator[Finding]:
+    body = a.json_body
+    problems = []
+    if body.get("object") != "response":
+        problems.append(f"object {body.get('object')!r}")
+    if not isinstance(body.get("id"), str) or not body.get("id"):
+        problems.append(f"id {short(body.get('id'), 30)}")
+    if not isinstance(body.get("status"), str):
+        problems.append(f"status {short(body.get('status'), 30)}")
+    if not isinstance(body.get("output"), list):
+        problems.append(f"output {short(body.get('output'), 30)}")
+    if problems:
+        yield finding(a, "RSP-013", ", ".join(problems), "object: response, an id, a status and an output array",
+                      offset=0)
+
+
+@check("RSP-014", when=(answered, lambda a: _answer(a).status == "completed"))
+def usage(a: Analysis) -> Iterator[Finding]:
+    u = _answer(a).usage
+    if not isinstance(u, dict):
+        yield finding(a, "RSP-014", f"usage {short(u, 40)}", "usage with input_tokens, output_tokens, total_tokens")
+        return
+    counts = {k: u.get(k) for k in ("input_tokens", "output_tokens", "total_tokens")}
+    bad = [k for k, v in counts.items() if not isinstance(v, int) or isinstance(v, bool) or v < 0]
+    if bad:
+        yield finding(a, "RSP-014", f"usage {short(u, 80)}", f"non-negative integers for {', '.join(bad)}")
+    elif counts["total_tokens"] != counts["input_tokens"] + counts["output_tokens"]:  # type: ignore[operator]
+        yield finding(a, "RSP-014", f"total_tokens {counts['total_tokens']}",
+                      f"input_tokens + output_tokens = {counts['input_tokens'] + counts['output_tokens']}")  # type: ignore[operator]
+
+
+def _cap(a: Analysis) -> int | None:
+    cap = a.request.get("max_output_tokens")
+    return cap if isinstance(cap, int) and not isinstance(cap, bool) else None
+
+
+@check("RSP-015", when=(answered, lambda a: a.exchange.intent == Intent.EXPECT_LENGTH, lambda a: _cap(a) is not None,
+                        lambda a: complete(a) or a.format == "json"))
+def cut_by_cap(a: Analysis) -> Iterator[Finding]:
+    answer = _answer(a)
+    used = answer.usage.get("output_tokens") if isinstance(answer.usage, dict) else None
+    if answer.status == "completed" and isinstance(used, int) and used < (_cap(a) or 0):
+        return  # it finished before the cap: nothing was cut
+    if answer.status != "incomplete" or answer.incomplete_reason != "max_output_tokens":
+        yield finding(a, "RSP-015", f"status {answer.status!r}, incomplete_details.reason "
+                      f"{answer.incomplete_reason!r} ({used} output tokens of max_output_tokens {_cap(a)})",
+                      "status incomplete with incomplete_details.reason max_output_tokens")
+
+
+def _tools(a: Analysis) -> dict[str, Any]:
+    tools = a.request.get("tools")
+    return {t["name"]: t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)} \
+        if isinstance(tools, list) else {}
+
+
+@check("RSP-016", when=(answered, lambda a: bool(_answer(a).calls)))
+def function_calls(a: Analysis) -> Iterator[Finding]:
+    offered = _tools(a)
+    for call in _answer(a).calls:
+        if call.name not in offered:
+            yield finding(a, "RSP-016", f"a call to {short(call.name, 40)}", f"one of the offered tools {sorted(offered)}")
+        if not isinstance(call.call_id, str) or not call.call_id:
+            yield finding(a, "RSP-016", f"call_id {short(call.call_id, 40)}", "a non-empty call_id")
+        try:
+            args = json.loads(call.arguments)
+        except ValueError:
+            yield finding(a, "RSP-016", f"arguments {short(call.arguments)}", "a JSON object")
+            continue
+        if not isinstance(args, dict):
+            yield finding(a, "RSP-016", f"arguments {short(args)}", "a JSON object")
+
+
+@check("RSP-017", when=(answered, lambda a: bool(_tools(a)) and "tool_choice" in a.request,
+                        lambda a: _answer(a).status == "completed"))
+def tool_choice(a: Analysis) -> Iterator[Finding]:
+    choice = a.request["tool_choice"]
+    names = [c.name for c in _answer(a).calls]
+    if choice == "none" and names:
+        yield finding(a, "RSP-017", f"calls to {names} with tool_choice none", "no function call")
+    elif choice == "required" and not names:
+        yield finding(a, "RSP-017", "no function call with tool_choice required", "at least one function call")
+    elif isinstance(choice, dict) and choice.get("type") == "function":
+        wanted = choice.get("name")
+        if not names or any(n != wanted for n in names):
+            yield finding(a, "RSP-017", f"calls to {names} with tool_choice naming {wanted!r}", f"a call to {wanted!r} only")
+
+
+def _format(a: Analysis) -> dict[str, Any] | None:
+    text = a.request.get("text")
+    fmt = text.get("format") if isinstance(text, dict) else None
+    return fmt if isinstance(fmt, dict) and fmt.get("type") == "json_schema" and fmt.get("strict") is True else None
+
+
+@check("RSP-018", when=(answered, lambda a: _format(a) is not None, lambda a: _answer(a).status == "completed"))
+def structured(a: Analysis) -> Iterator[Finding]:
+    text = _answer(a).text
+    try:
+        value = json.loads(text)
+    except ValueError:
+        yield finding(a, "RSP-018", f"output text {short(text)} that is not JSON", "JSON matching the schema")
+        return
+    schema = (_format(a) or {}).get("schema")
+    if isinstance(schema, dict):
+        try:
+            jsonschema.validate(value, schema)
+        except jsonschema.ValidationError as exc:
+            yield finding(a, "RSP-018", f"{short(value)}: {exc.message}", "output that matches the schema")
+        except jsonschema.SchemaError:
+            pass
+
+
+@check("RSP-019", when=(chat_sse, lambda a: bool(_answer(a).errors), complete))
+def error_then_failed(a: Analysis) -> Iterator[Finding]:
+    answer = _answer(a)
+    if answer.terminal != FAILED:
+        yield finding(a, "RSP-019", f"an error event, then {answer.terminal or 'no terminal event'}",
+                      "response.failed after the error", event=_first(a, "error"))
+
+
+@check("RSP-020", when=(chat_sse, lambda a: a.expects("done-terminator"), complete,
+                        lambda a: _answer(a).terminal is not None))
+def done_terminator(a: Analysis) -> Iterator[Finding]:
+    if not _answer(a).done:
+        yield finding(a, "RSP-020", "a stream that ends at its terminal event", "data: [DONE] after it")
+
+
+@check("RSP-023", when=(answered,))
+def think_markup(a: Analysis) -> Iterator[Finding]:
+    text = _answer(a).text
+    for marker in (THINK_OPEN, THINK_CLOSE):
+        if marker in text:
+            yield finding(a, "RSP-023", f"{marker} in the output text", "reasoning in a reasoning item, not in the text")
+            return
+
+
+def _first(a: Analysis, kind: str) -> int | None:
+    return next((p.index for p in a.payloads if getattr(p, "type", None) in (kind, QUEUED if kind == CREATED else kind)),
+                None)
+

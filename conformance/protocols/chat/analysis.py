@@ -1,0 +1,39 @@
+"""How the chat protocol fills an analysis: one pass of decoding and assembling, under the run's profile."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from conformance.protocols import MAX_JUDGED_EVENTS
+from conformance.protocols.chat.assembler import assemble_body, decode_and_assemble
+from conformance.protocols.chat.payloads import carries_output
+
+
+def analyze(a: Any, pieces: Iterable[bytes]) -> None:
+    """Decode and assemble an SSE body, or assemble a JSON body, into ``a`` (an ``exchange.Analysis``)."""
+    if a.format == "sse":
+        a.events, a.stats, a.payloads, a.assembled = decode_and_assemble(pieces, max_events=MAX_JUDGED_EVENTS)
+        if "first-name-kept" in a.profile.allows:  # seed 000: the first non-null name, not the pieces appended
+            for choice in a.assembled.choices.values():
+                for call in choice.tool_calls.values():
+                    call.name = call.first_name
+        if a.stats.total_bytes < len(a.exchange.body):
+            a.judged_bytes = a.stats.total_bytes
+    elif a.format == "json":
+        a.json_body = json.loads(a.exchange.body.decode("utf-8"))
+        a.assembled = assemble_body(a.json_body)
+    a.answer = a.assembled
+
+
+def finished(a: Any) -> bool:
+    """A stream that ended with an error or with a choice's finish_reason."""
+    return a.assembled.error is not None or any(c.finish_reason for c in a.assembled.choices.values())
+
+
+def tokens_used(a: Any) -> tuple[int, int]:
+    usage = a.assembled.usage
+    if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
+        return usage["completion_tokens"], 0
+    return sum(1 for p in a.payloads if p.kind == "chunk" and carries_output(p.value)), 1

@@ -1,0 +1,51 @@
+"""The OpenAI Responses API: ``POST /v1/responses``, its semantic events over SSE and its response object.
+
+Sources: OpenAI API reference, "Responses" and "Responses streaming events"; the Open Responses
+specification (openresponses.org). The order of the events is three transition tables in
+``assembler``; the rules that read them are in ``conformance.checks.responses``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from conformance.protocols import MAX_JUDGED_EVENTS, Protocol
+from conformance.protocols.responses.assembler import Answer, Assembler, Item, Violation, decode_and_assemble, from_response
+from conformance.protocols.responses.payloads import DONE, Event, answers, classify
+
+NAME = "responses"
+
+
+def analyze(a: Any, pieces: Iterable[bytes]) -> None:
+    if a.format == "sse":
+        a.events, a.stats, a.payloads, asm = decode_and_assemble(pieces, max_events=MAX_JUDGED_EVENTS)
+        if a.stats.total_bytes < len(a.exchange.body):
+            a.judged_bytes = a.stats.total_bytes
+        a.answer = asm.close()
+    elif a.format == "json":
+        a.json_body = json.loads(a.exchange.body.decode("utf-8"))
+        a.answer = from_response(a.json_body)
+
+
+def finished(a: Any) -> bool:
+    answer = a.answer
+    return isinstance(answer, Answer) and (answer.terminal is not None or bool(answer.errors))
+
+
+def tokens_used(a: Any) -> tuple[int, int]:
+    answer = a.answer if isinstance(a.answer, Answer) else Answer()
+    usage = answer.usage
+    if isinstance(usage, dict) and isinstance(usage.get("output_tokens"), int):
+        return usage["output_tokens"], 0
+    return sum(1 for p in a.payloads if isinstance(p, Event) and p.type.endswith(".delta")), 1
+
+
+PROTOCOL = Protocol(
+    name=NAME, routes=(("/responses", "responses"),), framing="sse", streams_by_default=False,
+    analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers, event_types=None, terminator=None,
+)
+
+__all__ = ["DONE", "NAME", "PROTOCOL", "Answer", "Assembler", "Event", "Item", "Violation", "answers", "classify",
+           "from_response"]
