@@ -15,6 +15,7 @@ from typing import Any
 from conformance.checks import Finding, Verdict, evaluate, findings_of
 from conformance.exchange import Analysis, Exchange, analyze, detect_format
 from conformance.model.observations import Observations
+from conformance.protocols import guess_path
 from conformance.protocols.ollama import assemble_frames
 from conformance.wire.ndjson import MISSING
 
@@ -102,6 +103,9 @@ def check_header_block(text: str) -> None:
 
 
 def _guess_path(body: bytes, fmt: str) -> str:
+    claimed = guess_path(body[:4096], fmt)
+    if claimed is not None:
+        return claimed
     if fmt != "ndjson":
         return "/v1/chat/completions"
     return "/api/chat" if b'"message"' in body[:4096] else "/api/generate"
@@ -145,9 +149,11 @@ def events_json(a: Analysis) -> list[dict[str, Any]]:
 
 
 def assembled_json(a: Analysis) -> dict[str, Any]:
+    """What the protocol assembled, as JSON (chat's message, Ollama's frames, a Responses answer)."""
     if a.format == "ndjson":
         return assemble_frames(a.lines)
-    return a.assembled.to_json()
+    answer: Any = a.answer if a.answer is not None else a.assembled
+    return dict(answer) if isinstance(answer, dict) else answer.to_json()
 
 
 def to_json(result: Inspection) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 # The registry: one line per protocol (its package under conformance.protocols).
@@ -51,7 +51,10 @@ class Protocol:
     answers: Callable[[str], bool]
     event_types: frozenset[str] | None = None  # SSE event: names it uses; None: named by the payload's type
     terminator: str | None = None  # its stream's terminator data, when it has one
-    rule_prefix: tuple[str, ...] = field(default_factory=tuple)  # rule categories it owns
+    # offline (inspect, replay): whether the first bytes of a body look like this protocol, and the path to judge
+    # it under then; the first protocol that claims a body wins, chat's SSE and JSON the default
+    sniff: Callable[[bytes], bool] | None = None
+    path: str = ""
 
     def endpoint_of(self, path: str) -> str | None:
         return next((name for suffix, name in self.routes if path.endswith(suffix)), None)
@@ -93,6 +96,14 @@ def protocol_for(endpoint: str) -> Protocol | None:
     for protocol in load().values():
         if any(name == endpoint for _, name in protocol.routes):
             return protocol
+    return None
+
+
+def guess_path(head: bytes, fmt: str) -> str | None:
+    """The route of the protocol whose ``sniff`` claims a body's first bytes (None: none claims it)."""
+    for protocol in load().values():
+        if protocol.sniff is not None and fmt in (protocol.framing, "json") and protocol.sniff(head):
+            return protocol.path
     return None
 
 

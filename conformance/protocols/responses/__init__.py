@@ -42,9 +42,16 @@ def tokens_used(a: Any) -> tuple[int, int]:
     return sum(1 for p in a.payloads if isinstance(p, Event) and p.type.endswith(".delta")), 1
 
 
+def sniff(head: bytes) -> bool:
+    """A Responses event stream (``"type": "response.``) or a response object (``"object": "response"``)."""
+    compact = head.replace(b" ", b"")
+    return b'"type":"response.' in compact or b'"object":"response"' in compact
+
+
 PROTOCOL = Protocol(
     name=NAME, routes=(("/responses", "responses"),), framing="sse", streams_by_default=False,
     analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers, event_types=None, terminator=None,
+    sniff=sniff, path="/v1/responses",
 )
 
 __all__ = ["DONE", "NAME", "PROTOCOL", "Answer", "Assembler", "Event", "Item", "Violation", "answers", "classify",

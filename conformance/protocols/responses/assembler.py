@@ -194,7 +194,8 @@ class Assembler:
             self._step("done", e, "data: [DONE]")
             return
         if e.kind == "invalid":
-            self._violate("RSP-003", e.index, f"a payload that is {e.problem}", "a JSON object with a string type")
+            what = f"not JSON ({e.problem})" if e.problem else "not an object with a string type"
+            self._violate("RSP-003", e.index, f"a payload that is {what}", "a JSON object with a string type")
             return
         value = e.value
         if e.sse_type != "message" and e.sse_type != e.type:
