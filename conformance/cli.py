@@ -452,7 +452,10 @@ DEFAULT_REPLAY = "seeds,conformant,legal,mlx-lm-server"
 CLIENT_MUST_SURVIVE = ("defects/json-content-type", "defects/error-html", "defects/error-plain-text")
 
 
-def _replay_fixtures(pattern: str, protocol: str = "sse") -> list[Any]:
+PROTOCOL_ALIASES = {"sse": "chat", "ndjson": "ollama"}  # the names --protocol took before the Responses API
+
+
+def _replay_fixtures(pattern: str, protocol: str = "chat") -> list[Any]:
     from conformance.fixtures import FIXTURES_DIR, load
 
     if pattern == DEFAULT_REPLAY:  # what a correct server may send, and the broken answers a client must survive
@@ -464,19 +467,24 @@ def _replay_fixtures(pattern: str, protocol: str = "sse") -> list[Any]:
     else:
         paths = sorted(FIXTURES_DIR.glob(pattern))
     fixtures = [load(p) for p in paths if p.suffix == ".json"]
-    endpoints = ("ollama-chat", "ollama-generate") if protocol == "ndjson" else ("chat",)
-    stream = ".ndjson" if protocol == "ndjson" else ".sse"
-    chosen = [f for f in fixtures if f.exchange.endpoint in endpoints and f.exchange.method == "POST" and (
-        f.body_path.suffix == stream and (f.exchange.status or 200) == 200 or (f.exchange.status or 200) >= 400)]
+    from conformance.protocols import by_name
+
+    chosen_protocol = by_name(PROTOCOL_ALIASES.get(protocol, protocol))
+    stream = "." + chosen_protocol.framing
+    chosen = [f for f in fixtures if f.exchange.protocol is chosen_protocol and f.exchange.method == "POST" and (
+        f.body_path.suffix == stream and (f.exchange.status or 200) == 200 or (f.exchange.status or 200) >= 400)
+        and f.exchange.endpoint != "ollama-pull"]
     if not chosen:
-        kind = "NDJSON" if protocol == "ndjson" else "SSE"
-        raise UsageFailure(f"no {kind} fixture matches {pattern!r} (patterns are relative to {FIXTURES_DIR})")
+        raise UsageFailure(f"no {chosen_protocol.name} fixture matches {pattern!r} (patterns are relative to "
+                           f"{FIXTURES_DIR})")
     return chosen
 
 
-PROTOCOL = click.option("--protocol", type=click.Choice(["sse", "ndjson"]), default="sse", show_default=True,
-                        help="sse: OpenAI streams on /v1/chat/completions; ndjson: Ollama's on /api/chat and "
-                        "/api/generate.")
+PROTOCOL = click.option("--protocol", type=click.Choice(["chat", "ollama", "responses", "sse", "ndjson"]),
+                        default="chat", show_default=True,
+                        help="chat: OpenAI streams on /v1/chat/completions; ollama: NDJSON on /api/chat and "
+                        "/api/generate; responses: the Responses API's events on /v1/responses (sse and ndjson: "
+                        "the former names of chat and ollama).")
 
 
 CHUNKING = click.Choice(["whole", "bytes", "random", "adversarial"])

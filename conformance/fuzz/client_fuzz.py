@@ -51,6 +51,8 @@ def expected(fx: Fixture) -> dict[str, Any]:
     if fx.body_path.suffix == ".sse" and a.content_type not in ("", "text/event-stream"):
         # 003 §5: a successful response must be text/event-stream; anything else is not a stream
         return {**EMPTY, "error": {"message": f"not an event stream: {a.content_type}"}, "complete": False}
+    if a.protocol is not None and a.protocol.client_view is not None:
+        return a.protocol.client_view(a)
     out = assembled_json(a)
     if a.format == "ndjson":  # seed 002 §2: complete with a done: true frame, partial after an error frame
         out["complete"] = out.get("error") is None and any(

@@ -66,9 +66,9 @@ def with_keepalives(body: bytes) -> bytes:
 
 
 def served_path(fixture: Fixture) -> str:
-    """The route a fixture answers on: /v1/chat/completions, or Ollama's /api/chat or /api/generate."""
-    return {"ollama-chat": "/api/chat", "ollama-generate": "/api/generate"}.get(fixture.exchange.endpoint,
-                                                                               "/v1/chat/completions")
+    """The route a fixture answers on: the path it was recorded on, under /v1 for the OpenAI routes."""
+    path = fixture.exchange.path.split("?", 1)[0].rstrip("/")
+    return path if path.startswith(("/v1/", "/api/")) else "/v1" + path
 
 
 class ReplayServer:

@@ -55,6 +55,9 @@ class Protocol:
     # it under then; the first protocol that claims a body wins, chat's SSE and JSON the default
     sniff: Callable[[bytes], bool] | None = None
     path: str = ""
+    # what a correct client library makes of an answer, in the shape client adapters print (content, reasoning,
+    # tool_calls, finish_reason, usage, error, complete); None: the chat assembly as it is
+    client_view: Callable[[Any], dict[str, Any]] | None = None
 
     def endpoint_of(self, path: str) -> str | None:
         return next((name for suffix, name in self.routes if path.endswith(suffix)), None)

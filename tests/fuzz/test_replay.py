@@ -67,7 +67,7 @@ def test_fuzz_client_command(tmp_path: object) -> None:
 def test_fuzz_client_refuses_an_empty_selection() -> None:
     proc = subprocess.run([sys.executable, "-m", "conformance", "fuzz-client", "--fixtures", "nope/*.json", "--",
                            "true"], capture_output=True, text=True, timeout=60, check=False)
-    assert proc.returncode == 2 and "no SSE fixture matches" in proc.stderr
+    assert proc.returncode == 2 and "no chat fixture matches" in proc.stderr
 
 
 NAIVE = [sys.executable, str(Path(__file__).with_name("naive_client.py"))]

@@ -42,6 +42,20 @@ def tokens_used(a: Any) -> tuple[int, int]:
     return sum(1 for p in a.payloads if isinstance(p, Event) and p.type.endswith(".delta")), 1
 
 
+def client_view(a: Any) -> dict[str, Any]:
+    """What a correct Responses client makes of an answer: the text, reasoning and calls of the output items,
+    the status as its finish, usage in chat's names, and complete when a completed or incomplete response ended it."""
+    answer = a.answer if isinstance(a.answer, Answer) else Answer()
+    usage = answer.usage if isinstance(answer.usage, dict) else None
+    return {"content": answer.text, "reasoning": answer.reasoning, "refusal": None,
+            "tool_calls": [{"id": c.call_id, "name": c.name, "arguments": c.arguments} for c in answer.calls],
+            "finish_reason": answer.status, "error": answer.error,
+            "usage": None if usage is None else {"prompt_tokens": usage.get("input_tokens"),
+                                                 "completion_tokens": usage.get("output_tokens"),
+                                                 "total_tokens": usage.get("total_tokens")},
+            "complete": answer.status in ("completed", "incomplete") and not answer.errors and a.wire_error is None}
+
+
 def sniff(head: bytes) -> bool:
     """A Responses event stream (``"type": "response.``) or a response object (``"object": "response"``)."""
     compact = head.replace(b" ", b"")
@@ -51,7 +65,7 @@ def sniff(head: bytes) -> bool:
 PROTOCOL = Protocol(
     name=NAME, routes=(("/responses", "responses"),), framing="sse", streams_by_default=False,
     analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers, event_types=None, terminator=None,
-    sniff=sniff, path="/v1/responses",
+    sniff=sniff, path="/v1/responses", client_view=client_view,
 )
 
 __all__ = ["DONE", "NAME", "PROTOCOL", "Answer", "Assembler", "Event", "Item", "Violation", "answers", "classify",
