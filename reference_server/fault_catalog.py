@@ -571,7 +571,8 @@ LEGAL: list[Fault] = [
       chunk=edit(lambda c, s: c.setdefault("usage", None) if not is_usage(c) else None)),
     F("extra-fields", (), "seed 003 §3.7", legal=True, chunk=edit(
         lambda c, s: c.update(system_fingerprint="fp_1", service_tier="default", obfuscation="x" * (s["events"] % 5)))),
-    F("one-byte-per-write", (), "chunk boundaries anywhere", legal=True, split_bytes=True),
+    F("one-byte-per-write", (), "chunk boundaries anywhere", legal=True, split_bytes=True,
+      paths=("/v1/chat/completions", "/v1/responses")),  # every SSE protocol: its bytes unchanged, split
     F("whole-tool-call", (), "F40", legal=True, chunk=_tool_pieces_merged),
     F("reasoning-key", (), "G4 G5", legal=True, chunk=edit(
         lambda c, s: delta(c).update(reasoning=delta(c).pop("reasoning_content"))

@@ -19,7 +19,7 @@ from conformance.secrets import forms
 
 CONTROLS = re.compile("[\x1b\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 # every path the suite sends: its own routes, and the cancel endpoint with the stream's id as one encoded segment
-CHOSEN = re.compile(r"(/v1)?(/models|/chat/completions|/chat/completions/(?!\.\.?/)[A-Za-z0-9%._~-]+/cancel)"
+CHOSEN = re.compile(r"(/v1)?(/models|/responses|/chat/completions|/chat/completions/(?!\.\.?/)[A-Za-z0-9%._~-]+/cancel)"
                     r"|/health|/api/(chat|generate|tags|pull)")
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 
