@@ -19,10 +19,10 @@ from typing import Any
 from conformance.model import Intent
 from conformance.model.observations import Observations
 from conformance.model.profiles import ALLOWANCES, PROFILES, Profile
-from conformance.protocols import MAX_JUDGED_BYTES, Protocol, endpoint_of, protocol_for
+from conformance.protocols import MAX_JUDGED_BYTES, Protocol, decode_ndjson_capped, endpoint_of, protocol_for
 from conformance.protocols.chat import Assembled, Payload, loads_strict
 from conformance.wire.errors import WireError
-from conformance.wire.ndjson import MISSING, NDJSONDecoder, NDJSONLine, decode_ndjson
+from conformance.wire.ndjson import MISSING, NDJSONDecoder, NDJSONLine
 from conformance.wire.sse import SSEEvent, SSEStats, decode_sse, pieces
 
 CHAT_PATH = "/v1/chat/completions"
@@ -207,10 +207,7 @@ def analyze(exchange: Exchange, profile: str | Profile = "openai",
             analysis.events, analysis.stats = decode_sse(body[:MAX_JUDGED_BYTES], cuts)
             analysis.judged_bytes = MAX_JUDGED_BYTES if len(body) > MAX_JUDGED_BYTES else None
         elif fmt == "ndjson":
-            if len(body) > MAX_JUDGED_BYTES:
-                body = body[: body.rfind(b"\n", 0, MAX_JUDGED_BYTES) + 1]
-                analysis.judged_bytes = len(body)
-            analysis.lines, analysis.ndjson = decode_ndjson(body, cuts)
+            analysis.lines, analysis.ndjson, analysis.judged_bytes = decode_ndjson_capped(body, cuts)
         elif fmt == "json":
             analysis.json_body = json.loads(exchange.body.decode("utf-8"))
     except WireError as exc:

@@ -150,8 +150,8 @@ def events_json(a: Analysis) -> list[dict[str, Any]]:
 
 def assembled_json(a: Analysis) -> dict[str, Any]:
     """What the protocol assembled, as JSON (chat's message, Ollama's frames, a Responses answer)."""
-    if a.format == "ndjson":
-        return assemble_frames(a.lines)
+    if a.answer is None and a.format == "ndjson":  # NDJSON off Ollama's routes: its frames, as Ollama's
+        return assemble_frames(line.value for line in a.lines)
     answer: Any = a.answer if a.answer is not None else a.assembled
     return dict(answer) if isinstance(answer, dict) else answer.to_json()
 

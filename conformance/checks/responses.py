@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 
 from conformance.checks import Finding, check, finding, short
-from conformance.checks.conditions import chat_json, chat_sse, complete
+from conformance.checks.conditions import chat_answer, chat_json, chat_sse, complete
 from conformance.exchange import Analysis
 from conformance.model import Intent
 from conformance.protocols.chat.payloads import THINK_CLOSE, THINK_OPEN
@@ -25,11 +25,6 @@ ORDER_RULES = ("RSP-001", "RSP-002", "RSP-003", "RSP-004", "RSP-006", "RSP-007",
 
 def _answer(a: Analysis) -> Answer:
     return a.answer if isinstance(a.answer, Answer) else Answer()
-
-
-def answered(a: Analysis) -> bool:
-    """A successful Responses answer, streamed or not, that was decoded."""
-    return chat_sse(a) or chat_json(a)
 
 
 @check(*ORDER_RULES, when=(chat_sse,))
@@ -81,7 +76,7 @@ def response_object(a: Analysis) -> Iterator[Finding]:
                       offset=0)
 
 
-@check("RSP-014", when=(answered, lambda a: _answer(a).status == "completed"))
+@check("RSP-014", when=(chat_answer, lambda a: _answer(a).status == "completed"))
 def usage(a: Analysis) -> Iterator[Finding]:
     u = _answer(a).usage
     if not isinstance(u, dict):
@@ -101,7 +96,7 @@ def _cap(a: Analysis) -> int | None:
     return cap if isinstance(cap, int) and not isinstance(cap, bool) else None
 
 
-@check("RSP-015", when=(answered, lambda a: a.exchange.intent == Intent.EXPECT_LENGTH, lambda a: _cap(a) is not None,
+@check("RSP-015", when=(chat_answer, lambda a: a.exchange.intent == Intent.EXPECT_LENGTH, lambda a: _cap(a) is not None,
                         lambda a: complete(a) or a.format == "json"))
 def cut_by_cap(a: Analysis) -> Iterator[Finding]:
     answer = _answer(a)
@@ -120,7 +115,7 @@ def _tools(a: Analysis) -> dict[str, Any]:
         if isinstance(tools, list) else {}
 
 
-@check("RSP-016", when=(answered, lambda a: bool(_answer(a).calls)))
+@check("RSP-016", when=(chat_answer, lambda a: bool(_answer(a).calls)))
 def function_calls(a: Analysis) -> Iterator[Finding]:
     offered = _tools(a)
     for call in _answer(a).calls:
@@ -137,7 +132,7 @@ def function_calls(a: Analysis) -> Iterator[Finding]:
             yield finding(a, "RSP-016", f"arguments {short(args)}", "a JSON object")
 
 
-@check("RSP-017", when=(answered, lambda a: bool(_tools(a)) and "tool_choice" in a.request,
+@check("RSP-017", when=(chat_answer, lambda a: bool(_tools(a)) and "tool_choice" in a.request,
                         lambda a: _answer(a).status == "completed"))
 def tool_choice(a: Analysis) -> Iterator[Finding]:
     choice = a.request["tool_choice"]
@@ -158,7 +153,7 @@ def _format(a: Analysis) -> dict[str, Any] | None:
     return fmt if isinstance(fmt, dict) and fmt.get("type") == "json_schema" and fmt.get("strict") is True else None
 
 
-@check("RSP-018", when=(answered, lambda a: _format(a) is not None, lambda a: _answer(a).status == "completed"))
+@check("RSP-018", when=(chat_answer, lambda a: _format(a) is not None, lambda a: _answer(a).status == "completed"))
 def structured(a: Analysis) -> Iterator[Finding]:
     text = _answer(a).text
     try:
@@ -191,7 +186,7 @@ def done_terminator(a: Analysis) -> Iterator[Finding]:
         yield finding(a, "RSP-020", "a stream that ends at its terminal event", "data: [DONE] after it")
 
 
-@check("RSP-023", when=(answered,))
+@check("RSP-023", when=(chat_answer,))
 def think_markup(a: Analysis) -> Iterator[Finding]:
     text = _answer(a).text
     for marker in (THINK_OPEN, THINK_CLOSE):

@@ -27,7 +27,7 @@ from conformance.exchange import Exchange, analyze
 from conformance.model import BAD_INPUT, Intent
 from conformance.model.observations import Burst, Disconnect, Followup, Observations
 from conformance.model.profiles import PROFILES
-from conformance.protocols import by_name, endpoint_of, protocol_for
+from conformance.protocols import answers_for
 from conformance.repro import MAX_INLINE_BODY, scenario_script
 from conformance.scenarios import HELLO, LONG, Context, Scenario, chat, context_tokens
 from conformance.settings import Settings, queue_wait
@@ -656,9 +656,3 @@ def first_output_s(ex: Exchange) -> float | None:
         return None
     return next((t for t, total in ex.arrivals if total >= end), None)
 
-
-def answers_for(path: str) -> Callable[[str], bool]:
-    """How the protocol of a request's route tells an event that shows the generation under way (chat's for a
-    route no SSE protocol serves)."""
-    protocol = protocol_for(endpoint_of(path))
-    return (protocol if protocol is not None and protocol.framing == "sse" else by_name("chat")).answers

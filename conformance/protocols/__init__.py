@@ -22,7 +22,7 @@ from typing import Any
 
 # The registry: one line per protocol (its package under conformance.protocols).
 REGISTRY = ("chat", "ollama", "responses")
-PROTOCOLS = REGISTRY
+DEFAULT_SSE = "chat"  # how an event stream off every protocol's routes is waited on
 
 # What one exchange is judged on (the streaming judge of issue 25 lifts the event cap): the suite's answers have
 # fewer than 200 events; a hostile body is judged on its first 20,000, or its first 2 MiB when no events are decoded.
@@ -49,8 +49,6 @@ class Protocol:
     tokens_used: Callable[[Any], tuple[int, int]]
     # whether one SSE data payload shows the generation under way or over (the wait for "answered")
     answers: Callable[[str], bool]
-    event_types: frozenset[str] | None = None  # SSE event: names it uses; None: named by the payload's type
-    terminator: str | None = None  # its stream's terminator data, when it has one
     # offline (inspect, replay): whether the first bytes of a body look like this protocol, and the path to judge
     # it under then; the first protocol that claims a body wins, chat's SSE and JSON the default
     sniff: Callable[[bytes], bool] | None = None
@@ -110,7 +108,42 @@ def guess_path(head: bytes, fmt: str) -> str | None:
     return None
 
 
-def protocol_of(endpoint: str) -> str | None:
-    """The name of the protocol an endpoint speaks (None for the plain JSON routes)."""
-    protocol = protocol_for(endpoint)
-    return protocol.name if protocol is not None else None
+def answers_for(path: str) -> Callable[[str], bool]:
+    """How the protocol of a request's route tells an event that shows the generation under way (the default SSE
+    protocol's way for a route no SSE protocol serves)."""
+    protocol = protocol_for(endpoint_of(path))
+    return (protocol if protocol is not None and protocol.framing == "sse" else by_name(DEFAULT_SSE)).answers
+
+
+def feed_sse(pieces: Iterable[bytes], feed_events: Callable[[list[Any]], None],
+             max_events: int | None = None) -> tuple[list[Any], Any]:
+    """Decode an SSE body delivered in pieces, handing each batch of events to ``feed_events`` as it is decoded:
+    the one pass every SSE protocol's ``analyze`` makes. With ``max_events``, feeding stops at the first piece that
+    passes it (``stats.total_bytes`` says how far it got). Returns the events and the decoder's stats."""
+    from conformance.wire.sse import SSEDecoder
+
+    decoder = SSEDecoder()
+    events: list[Any] = []
+    for piece in pieces:
+        batch = decoder.feed(piece)
+        events += batch
+        feed_events(batch)
+        if max_events is not None and len(events) > max_events:
+            return events, decoder.stats
+    batch = decoder.close()
+    events += batch
+    feed_events(batch)
+    return events, decoder.stats
+
+
+def decode_ndjson_capped(body: bytes, cuts: list[int] | None) -> tuple[Any, Any, int | None]:
+    """An NDJSON body decoded on its first ``MAX_JUDGED_BYTES`` (whole lines): lines, decoder, and the bytes judged
+    when the cap cut it (None when it did not)."""
+    from conformance.wire.ndjson import decode_ndjson
+
+    judged = None
+    if len(body) > MAX_JUDGED_BYTES:
+        body = body[: body.rfind(b"\n", 0, MAX_JUDGED_BYTES) + 1]
+        judged = len(body)
+    lines, decoder = decode_ndjson(body, cuts)
+    return lines, decoder, judged

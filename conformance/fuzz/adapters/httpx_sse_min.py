@@ -7,13 +7,14 @@ import json
 import os
 from typing import Any
 
+from conformance.fuzz.adapters import result
+
 
 def main() -> None:
     import httpx
     from httpx_sse import connect_sse
 
-    out: dict[str, Any] = {"content": "", "reasoning": "", "tool_calls": [], "finish_reason": None, "usage": None,
-                           "error": None, "complete": False}
+    out = result()
     calls: dict[int, dict[str, Any]] = {}
     body = {"model": "replay", "messages": [{"role": "user", "content": "Hi"}], "stream": True}
     try:

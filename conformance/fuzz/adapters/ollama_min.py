@@ -8,12 +8,13 @@ import json
 import os
 from typing import Any
 
+from conformance.fuzz.adapters import result
+
 
 def main() -> None:
     import httpx
 
-    out: dict[str, Any] = {"content": "", "reasoning": "", "tool_calls": [], "finish_reason": None, "usage": None,
-                           "error": None, "complete": False}
+    out = result()
     path = os.environ.get("CONFORMANCE_REPLAY_PATH", "/api/chat")
     body: dict[str, Any] = {"model": "replay", "stream": True}
     body.update({"messages": [{"role": "user", "content": "Hi"}]} if path == "/api/chat" else {"prompt": "Hi"})

@@ -5,17 +5,13 @@ incomplete rather than raising."""
 from __future__ import annotations
 
 import json
-import os
-from typing import Any
+
+from conformance.fuzz.adapters import openai_client, result
 
 
 def main() -> None:
-    import openai
-
-    client = openai.OpenAI(base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ.get("OPENAI_API_KEY", "x"),
-                           max_retries=0, timeout=30)
-    out: dict[str, Any] = {"content": "", "reasoning": "", "tool_calls": [], "finish_reason": None, "usage": None,
-                           "error": None, "complete": False}
+    client = openai_client()
+    out = result()
     try:
         with client.responses.stream(model="replay", input="Hi") as stream:
             for _ in stream:

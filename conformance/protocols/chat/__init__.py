@@ -29,7 +29,6 @@ NAME = "chat"
 PROTOCOL = Protocol(
     name=NAME, routes=(("/chat/completions", "chat"),), framing="sse", streams_by_default=False,
     analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers,
-    event_types=frozenset({"message", "error"}), terminator=DONE,
 )
 
 __all__ = [

@@ -26,7 +26,7 @@ from conformance.protocols.chat.payloads import (
     error_object,
     fast_loads,
 )
-from conformance.wire.sse import SSEDecoder, SSEEvent, SSEStats
+from conformance.wire.sse import SSEEvent, SSEStats
 
 
 class ThinkSplitter:
@@ -382,16 +382,8 @@ def decode_and_assemble(pieces: Iterable[bytes], max_events: int | None = None,
     """Decode an SSE body delivered in pieces and assemble it: the whole wire layer in one call.
     With ``max_events``, feeding stops at the first piece that passes it (``stats.total_bytes`` says
     how far it got), so judging a hostile body costs a bounded amount of time and memory."""
-    decoder = SSEDecoder()
+    from conformance.protocols import feed_sse
+
     assembler = Assembler()
-    events: list[SSEEvent] = []
-    for piece in pieces:
-        batch = decoder.feed(piece)
-        events += batch
-        assembler.feed_events(batch)
-        if max_events is not None and len(events) > max_events:
-            return events, decoder.stats, assembler.payloads, assembler.close()
-    batch = decoder.close()
-    events += batch
-    assembler.feed_events(batch)
-    return events, decoder.stats, assembler.payloads, assembler.close()
+    events, stats = feed_sse(pieces, assembler.feed_events, max_events)
+    return events, stats, assembler.payloads, assembler.close()

@@ -5,30 +5,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.protocols import MAX_JUDGED_BYTES, Protocol
+from conformance.protocols import Protocol, decode_ndjson_capped
 from conformance.protocols.ollama.assembler import assemble_frames
-from conformance.wire.ndjson import decode_ndjson
 
 NAME = "ollama"
 
 
 def analyze(a: Any, pieces: Any) -> None:
-    body = a.exchange.body
     if a.format == "ndjson":
-        if len(body) > MAX_JUDGED_BYTES:
-            body = body[: body.rfind(b"\n", 0, MAX_JUDGED_BYTES) + 1]
-            a.judged_bytes = len(body)
-        a.lines, a.ndjson = decode_ndjson(body, a.cuts)
-        a.answer = assemble_frames(a.lines)
+        a.lines, a.ndjson, a.judged_bytes = decode_ndjson_capped(a.exchange.body, a.cuts)
+        a.answer = assemble_frames(line.value for line in a.lines)
     elif a.format == "json":
-        a.json_body = json.loads(body.decode("utf-8"))
-        a.answer = assemble_frames([]) if not isinstance(a.json_body, dict) else _one(a.json_body)
-
-
-def _one(frame: dict[str, Any]) -> dict[str, Any]:
-    from types import SimpleNamespace
-
-    return assemble_frames([SimpleNamespace(value=frame)])  # type: ignore[list-item]
+        a.json_body = json.loads(a.exchange.body.decode("utf-8"))
+        a.answer = assemble_frames([a.json_body])
 
 
 def finished(a: Any) -> bool:

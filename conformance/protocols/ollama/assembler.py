@@ -10,14 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from conformance.wire.ndjson import NDJSONLine
 
-
-def assemble_frames(lines: Iterable[NDJSONLine]) -> dict[str, Any]:
-    """Content, reasoning, finish reason, usage and error of an Ollama NDJSON stream."""
+def assemble_frames(frames: Iterable[Any]) -> dict[str, Any]:
+    """Content, reasoning, finish reason, usage and error of an Ollama NDJSON stream's frames (or one JSON body)."""
     content, reasoning, finish, error, usage = "", "", None, None, None
-    for line in lines:
-        frame = line.value
+    for frame in frames:
         if not isinstance(frame, dict):
             continue
         if "error" in frame:

@@ -64,7 +64,7 @@ def sniff(head: bytes) -> bool:
 
 PROTOCOL = Protocol(
     name=NAME, routes=(("/responses", "responses"),), framing="sse", streams_by_default=False,
-    analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers, event_types=None, terminator=None,
+    analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers,
     sniff=sniff, path="/v1/responses", client_view=client_view,
 )
 

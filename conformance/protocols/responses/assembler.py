@@ -21,7 +21,7 @@ from typing import Any
 
 from conformance.protocols.responses import payloads as ev
 from conformance.protocols.responses.payloads import Event, classify
-from conformance.wire.sse import SSEDecoder, SSEEvent, SSEStats
+from conformance.wire.sse import SSEEvent, SSEStats
 
 MAX_VIOLATIONS = 3  # kept per rule (with a count of the rest): enough for a report, bounded for any stream
 
@@ -54,6 +54,7 @@ PART: dict[tuple[str, str], str] = {
 }
 PART_RULE = "RSP-008"
 
+STATE_WORDS = {"none": "never added", "open": "already added", "done": "already done"}
 PART_EVENTS = {ev.PART_ADDED: "added", ev.TEXT_DELTA: "delta", ev.REFUSAL_DELTA: "delta", ev.TEXT_DONE: "text_done",
                ev.REFUSAL_DONE: "text_done", ev.PART_DONE: "done"}
 
@@ -268,11 +269,9 @@ class Assembler:
         item = self.answer.items.get(index)
         klass = "added" if kind == ev.ITEM_ADDED else "done" if kind == ev.ITEM_DONE else "event"
         state = item.state if item is not None else "none"
-        nxt = ITEM.get((state, klass))
+        nxt = self._move(ITEM, ITEM_RULE, state, klass, e, f"{kind} for output_index {index}, an item",
+                         "output_item.added, then the item's events, then output_item.done")
         if nxt is None:
-            what = {"none": "an item never added", "open": "an item already added", "done": "an item already done"}
-            self._violate(ITEM_RULE, e.index, f"{kind} for output_index {index}, {what[state]}",
-                          "output_item.added, then the item's events, then output_item.done")
             if item is None:
                 if klass != "added":
                     return
@@ -316,11 +315,9 @@ class Assembler:
         part = item.parts.get(index)
         klass = PART_EVENTS[kind]
         state = part.state if part is not None else "none"
-        nxt = PART.get((state, klass))
+        nxt = self._move(PART, PART_RULE, state, klass, e, f"{kind} for content_index {index}, a part",
+                         "content_part.added, the part's deltas and .done, then content_part.done")
         if nxt is None:
-            what = {"none": "a part never added", "open": "a part already added", "done": "a part already done"}
-            self._violate(PART_RULE, e.index, f"{kind} for content_index {index}, {what[state]}",
-                          "content_part.added, the part's deltas and .done, then content_part.done")
             if state == "done" or (part is None and klass != "delta"):
                 return
         if part is None:
@@ -359,6 +356,14 @@ class Assembler:
                 got = "".join(c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "output_text"
                               and isinstance(c.get("text"), str))
                 self._same(e, "RSP-009", ev.ITEM_DONE, got, item.text, "item.content text")
+
+    def _move(self, table: dict[tuple[str, str], str], rule: str, state: str, klass: str, e: Event, subject: str,
+              expected: str) -> str | None:
+        """The next state from ``table``, or None after recording the violation a missing pair is."""
+        nxt = table.get((state, klass))
+        if nxt is None:
+            self._violate(rule, e.index, f"{subject} {STATE_WORDS[state]}", expected)
+        return nxt
 
     def _same(self, e: Event, rule: str, kind: str, got: Any, joined: str, what: str) -> None:
         if got is None:
@@ -464,19 +469,11 @@ def from_response(body: Any) -> Answer:
 def decode_and_assemble(pieces: Iterable[bytes], max_events: int | None = None,
                         ) -> tuple[list[SSEEvent], SSEStats, list[Event], Assembler]:
     """Decode an SSE body delivered in pieces and assemble its events, in one pass."""
-    decoder = SSEDecoder()
+    from conformance.protocols import feed_sse
+
     asm = Assembler()
-    events: list[SSEEvent] = []
-    for piece in pieces:
-        batch = decoder.feed(piece)
-        events += batch
-        asm.feed_events(batch)
-        if max_events is not None and len(events) > max_events:
-            return events, decoder.stats, asm.payloads, asm
-    batch = decoder.close()
-    events += batch
-    asm.feed_events(batch)
-    return events, decoder.stats, asm.payloads, asm
+    events, stats = feed_sse(pieces, asm.feed_events, max_events)
+    return events, stats, asm.payloads, asm
 
 
 def _list(value: Any) -> list[Any]:
