@@ -8,6 +8,7 @@ read the ``Analysis`` and never decode anything themselves.
 
 from __future__ import annotations
 
+import copy
 import gc
 import json
 import re
@@ -45,6 +46,10 @@ class Exchange:
     intent: Intent | None = None  # what the scenario's request is meant to show
     scenario: str = "offline"
     observations: Observations = field(default_factory=Observations)
+    # the analyses made of it, by profile: an exchange is decoded once (``analyze``); ``dataclasses.replace`` hands
+    # the same memo to the copy that adds an observation, and an entry is only used while the bytes it decoded are
+    # the copy's own
+    memo: dict[Any, Analysis] = field(default_factory=dict, compare=False, repr=False)
 
     def header(self, name: str) -> str | None:
         """The first response header with this name, case-insensitively."""
@@ -195,6 +200,20 @@ def analyze(exchange: Exchange, profile: str | Profile = "openai",
     """Decode an exchange once, through the protocol its endpoint speaks; ``cuts`` feeds the body in
     pieces (for byte-split fuzzing)."""
     prof = profile if isinstance(profile, Profile) else PROFILES[profile]
+    key = (prof, id(exchange.body), id(exchange.headers), exchange.path, id(exchange.request), exchange.status)
+    if cuts is None and (known := exchange.memo.get(key)) is not None:
+        if known.exchange is exchange:
+            return known
+        again = copy.copy(known)  # the same decoding, read against this copy's observations
+        again.exchange = exchange
+        return again
+    analysis = _analyze(exchange, prof, cuts)
+    if cuts is None:
+        exchange.memo[key] = analysis
+    return analysis
+
+
+def _analyze(exchange: Exchange, prof: Profile, cuts: list[int] | None) -> Analysis:
     fmt = detect_format(exchange)
     protocol = exchange.protocol
     analysis = Analysis(exchange, prof, fmt, protocol=protocol, cuts=cuts)

@@ -1,11 +1,11 @@
-"""A curl command that reproduces a request, with the Authorization header redacted."""
+"""A curl command that reproduces a request, with the Authorization header redacted (each scenario kind builds
+its script from it: ``engine.kinds``)."""
 
 from __future__ import annotations
 
 import shlex
-from dataclasses import replace
 
-from conformance.client import Request, cancel_path, join_url, request_headers
+from conformance.client import Request, join_url, request_headers
 
 MAX_INLINE_BODY = 2048
 REDACTED = "Bearer <redacted>"
@@ -62,40 +62,3 @@ def printf_format(data: bytes) -> str:
         else:
             out.append(f"\\{byte:03o}")
     return "".join(out)
-
-
-
-def _cancel_call(base_url: str, req: Request, api_key: str | None) -> str:
-    """The cancel call for the stream ``req`` opened, by its X-Request-ID (seed 000)."""
-    rid = req.headers.get("X-Request-ID", "ID")
-    return curl(base_url, Request(path=cancel_path(rid), body={}), api_key)
-
-
-def scenario_script(kind: str, base_url: str, req: Request, api_key: str | None = None, body_file: str | None = None,
-                    followup: Request | None = None, burst: int = 12) -> str:
-    """A short shell script of what the suite actually did for a scenario of this kind: an HTTP/1.0
-    request, a disconnect after the first event, the cancel call beside its stream, the burst."""
-    one = curl(base_url, req, api_key, body_file)
-    if kind == "http10":
-        return one.replace("curl -sN", "curl -sN --http1.0", 1)
-    if kind == "disconnect":
-        return f"{one} | head -n 1  # read the first event, then hang up"
-    if kind == "cancel":
-        call = _cancel_call(base_url, req, api_key)
-        return f"{one} &\nsleep 1  # the stream has started\n{call}\nwait"
-    if kind == "burst":
-        return f"for i in $(seq {burst}); do\n  {one} | head -n 1 &\ndone\nwait  # the refused ones answer 429"
-    if kind == "repeat":
-        return f"{one}\n# the same history again: its usage reports the reused prompt tokens\n{one}"
-    if kind == "clock":
-        return f"{one}\n# then the same with max_tokens scaled so that the stream lasts over a second"
-    if kind == "stop-compare":
-        unstopped = curl(base_url, replace(req, body={k: v for k, v in (req.body or {}).items() if k != "stop"}),
-                         api_key)
-        return f"{unstopped}\n# the same request with its stop sequences: the answer is the first cut before them\n{one}"
-    if kind == "cancel-completed":
-        call = _cancel_call(base_url, req, api_key)
-        return f"{one}\n# the stream has ended: cancelling it now answers 404\n{call}"
-    if kind == "followup" and followup is not None:
-        return f"{one}\n# then a plain request, which must still be answered:\n{curl(base_url, followup, api_key)}"
-    return one

@@ -509,6 +509,21 @@ RULES: tuple[Rule, ...] = (
        f"{OPENAI_RESP_STREAM} (response.created; response.in_progress)"),
     _r("RSP-023", "responses", "should", "both", "Reasoning stays out of the output text (no <think> markup in output_text)",
        f"{OPENAI_RESP} (reasoning items are output items of their own)"),
+    _r("RSP-024", "responses", "should", "both",
+       "A response that continues a stored one (previous_response_id) names it in its previous_response_id",
+       f"{OPENAI_RESP} (the response object's previous_response_id); masaic-ai-platform/AgC#49"),
+    _r("RSP-025", "responses", "should", "both",
+       "A continued response is answered with the stored turn in its context (its input_tokens exceed the stored "
+       "response's)", f"{OPENAI_RESP} (previous_response_id: the previous response's input and output are the "
+       "context); Blaizzy/mlx-vlm#1046 (accepted and ignored)"),
+    _r("RSP-026", "responses", "must", "both",
+       "A previous_response_id naming no stored response (unknown, or made with store: false) is refused with a "
+       "4xx, never answered as a new conversation",
+       f"{OPENAI_RESP} (store: false responses cannot be continued; OpenAI answers 400 previous_response_not_found); "
+       "Blaizzy/mlx-vlm#1046"),
+    _r("RSP-027", "responses", "must", "both",
+       "previous_response_id continues a stored response when the server is expected to (capability "
+       "responses-state)", f"{OPENAI_RESP} (previous_response_id, store)"),
     # fuzz: judged on generated requests by `conformance fuzz`, not by the scenarios of a live run
     _r("FUZ-001", "fuzz", "must", "both",
        "A valid request gets a conformant response or a documented 4xx (400, 404, 413, 422, 429) in the envelope",

@@ -37,6 +37,7 @@ class Fault:
     status: Callable[[int, State], int] | None = None
     body: Callable[[Any, State], Any] | None = None  # a JSON body (non-stream, errors, models) -> bytes or JSON
     ndjson: Callable[[Any, State], list[Any]] | None = None  # one Ollama frame -> frames (dicts or bytes)
+    event: Callable[[Any, State], list[Any]] | None = None  # one named event's payload -> payloads or raw events
     paths: tuple[str, ...] = ("/v1/chat/completions",)
     engine: dict[str, Any] = field(default_factory=dict)
     buffer: bool = False  # send the whole stream in one piece, at the end
@@ -185,6 +186,8 @@ class FaultLayer:
 
     def _sse(self, data: bytes, state: State) -> bytes:
         fault = self.fault
+        if data.startswith(b"event: ") and fault.event is not None:
+            return self._named(data, state)
         if not data.startswith(b"data: "):
             return data
         payload = data[6:].rstrip(b"\n")
@@ -199,6 +202,23 @@ class FaultLayer:
             state["events"] += 1
             raw = item if isinstance(item, bytes) else json.dumps(item, ensure_ascii=False).encode()
             out += frame(raw, state)
+        return out
+
+    def _named(self, data: bytes, state: State) -> bytes:
+        """A named event (the Responses API's ``event:`` then ``data:``) through the fault's ``event``: each payload
+        it returns is written with its type as the event name, raw bytes as they are."""
+        assert self.fault.event is not None
+        _, _, rest = data.partition(b"\n")
+        if not rest.startswith(b"data: "):
+            return data
+        out = b""
+        for item in self.fault.event(json.loads(rest[6:].rstrip(b"\n")), state):
+            state["events"] += 1
+            if isinstance(item, bytes):
+                out += item
+            else:
+                out += (f"event: {item.get('type')}\ndata: ".encode() + json.dumps(item, ensure_ascii=False).encode()
+                        + b"\n\n")
         return out
 
     async def _emit(self, data: bytes, more: bool, state: State, send: Callable[[Message], Awaitable[None]]) -> None:

@@ -8,8 +8,10 @@ streaming-events reference: ``response.created``, ``response.in_progress``, each
 ``output_item.added`` and ``output_item.done`` (a message's text inside its content part), one terminal event
 (``completed``, ``incomplete`` with ``max_output_tokens``, or ``error`` then ``failed``), every event with
 ``event:`` equal to its ``type`` and a strictly increasing ``sequence_number``; then ``data: [DONE]``, as the
-Open Responses specification ends a stream (OpenAI's SDKs stop at it). Responses are not stored:
-``previous_response_id`` is refused as unsupported and ``store`` is reported false.
+Open Responses specification ends a stream (OpenAI's SDKs stop at it). A response is stored unless the request
+says ``store: false`` (OpenAI's default): the last STORED conversations, in memory, each its messages and its output;
+``previous_response_id`` puts the stored turn before the new input (not its instructions, as at OpenAI) and an id
+that names no stored response is refused with 400 ``previous_response_not_found``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +39,36 @@ KNOWN = frozenset({
     "max_tool_calls", "top_logprobs",
 })
 INPUT_TEXT = ("input_text", "output_text", "text")
+STORED = 256  # conversations kept for previous_response_id, the oldest dropped first
+
+
+class Store:
+    """Stored responses: the conversation each one ended (its input messages and its output as messages)."""
+
+    def __init__(self, size: int = STORED) -> None:
+        self.size = size
+        self._kept: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+
+    def history(self, response_id: Any) -> list[dict[str, Any]]:
+        if not isinstance(response_id, str) or response_id not in self._kept:
+            shown = str(response_id)[:80]
+            raise APIError(400, f"Previous response with id '{shown}' not found.", "previous_response_not_found",
+                           "previous_response_id")
+        return [dict(m) for m in self._kept[response_id]]
+
+    def keep(self, response_id: str, messages: list[dict[str, Any]], output: list[dict[str, Any]]) -> None:
+        turn = [m for m in messages if m["role"] != "system"]  # instructions are not carried over (OpenAI)
+        for item in output:
+            if item.get("type") == "message":
+                text = "".join(p.get("text", "") for p in item.get("content", []) if isinstance(p, dict))
+                turn.append({"role": "assistant", "content": text})
+            elif item.get("type") == "function_call":
+                turn.append({"role": "assistant", "content": None, "tool_calls": [{
+                    "id": item["call_id"], "type": "function",
+                    "function": {"name": item["name"], "arguments": item["arguments"]}}]})
+        self._kept[response_id] = turn
+        while len(self._kept) > self.size:
+            self._kept.popitem(last=False)
 
 
 def _bad(param: str, message: str, code: str = "invalid_value") -> APIError:
@@ -58,16 +91,17 @@ def _content(value: Any, where: str) -> str:
     return "".join(texts)
 
 
-def messages_of(input_: Any, instructions: Any) -> list[dict[str, Any]]:
-    """``input`` (a string, or message / function_call / function_call_output items) as chat messages."""
+def messages_of(input_: Any, instructions: Any, history: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """``input`` (a string, or message / function_call / function_call_output items) as chat messages, after the
+    instructions and the stored conversation it continues."""
     messages: list[dict[str, Any]] = []
     if instructions is not None:
         if not isinstance(instructions, str):
             raise _bad("instructions", "instructions must be a string", "invalid_type")
         messages.append({"role": "system", "content": instructions})
+    messages += history or []
     if input_ is None:
-        raise _bad("input", "input is required (previous_response_id is not supported here)",
-                   "missing_required_parameter")
+        raise _bad("input", "input is required", "missing_required_parameter")
     if isinstance(input_, str):
         return [*messages, {"role": "user", "content": input_}]
     if not isinstance(input_, list) or not input_:
@@ -138,7 +172,7 @@ def _format(value: Any) -> Any:
     raise _bad("text.format.type", "text.format.type must be text, json_object or json_schema")
 
 
-def parse_responses(body: Any, model_id: str) -> tuple[ChatRequest, dict[str, Any]]:
+def parse_responses(body: Any, model_id: str, store: Store | None = None) -> tuple[ChatRequest, dict[str, Any]]:
     """A Responses request as the chat request the engine runs, and the fields the response object echoes."""
     if not isinstance(body, dict):
         raise _bad("", "the body must be a JSON object", "invalid_type")
@@ -146,15 +180,16 @@ def parse_responses(body: Any, model_id: str) -> tuple[ChatRequest, dict[str, An
     unknown = sorted(set(body) - KNOWN)
     if unknown:
         raise APIError(400, f"Unknown parameter: '{unknown[0]}'.", "unknown_parameter", unknown[0])
-    if "previous_response_id" in body:
-        raise APIError(400, "previous_response_id is not supported: this server stores no responses",
-                       "unsupported_value", "previous_response_id")
+    previous = body.get("previous_response_id")
+    history = (store or Store()).history(previous) if previous is not None else None
+    if not isinstance(body.get("store", True), bool):
+        raise _bad("store", "store must be a boolean", "invalid_type")
     reasoning = body.get("reasoning", {})
     effort = reasoning.get("effort") if isinstance(reasoning, dict) else None
     if not isinstance(reasoning, dict) or (effort is not None and effort not in EFFORTS):
         raise _bad("reasoning.effort", f"reasoning.effort must be one of {sorted(EFFORTS)}")
     chat: dict[str, Any] = {
-        "model": body.get("model"), "messages": messages_of(body.get("input"), body.get("instructions")),
+        "model": body.get("model"), "messages": messages_of(body.get("input"), body.get("instructions"), history),
         "stream": body.get("stream", False), "max_completion_tokens": body.get("max_output_tokens"),
         "temperature": body.get("temperature"), "top_p": body.get("top_p"), "tools": _tools(body.get("tools")),
         "tool_choice": _tool_choice(body.get("tool_choice")), "parallel_tool_calls": body.get("parallel_tool_calls"),
@@ -166,7 +201,8 @@ def parse_responses(body: Any, model_id: str) -> tuple[ChatRequest, dict[str, An
         "tools": body.get("tools", []), "tool_choice": body.get("tool_choice", "auto"),
         "parallel_tool_calls": req.parallel_tool_calls, "temperature": req.temperature, "top_p": req.top_p,
         "text": body.get("text", {"format": {"type": "text"}}), "reasoning": {"effort": effort, "summary": None},
-        "metadata": body.get("metadata", {}), "user": body.get("user"),
+        "metadata": body.get("metadata", {}), "user": body.get("user"), "previous_response_id": previous,
+        "store": body.get("store", True),
     }
     return req, echo
 
@@ -174,8 +210,11 @@ def parse_responses(body: Any, model_id: str) -> tuple[ChatRequest, dict[str, An
 class Builder:
     """The output items, built from the engine's deltas; each step returns the events it makes."""
 
-    def __init__(self, meta: dict[str, Any]) -> None:
+    def __init__(self, meta: dict[str, Any], store: Store | None = None,
+                 messages: list[dict[str, Any]] | None = None) -> None:
         self.meta = meta
+        self.store = store  # where the finished response is kept (None: store false)
+        self.messages = messages or []
         self.seq = -1
         self.items: list[dict[str, Any]] = []
         self.open: dict[str, Any] | None = None
@@ -187,7 +226,10 @@ class Builder:
         return {"type": kind, "sequence_number": self.seq, **fields}
 
     def response(self, status: str, **extra: Any) -> dict[str, Any]:
-        return {**self.meta, "status": status, "output": [dict(i) for i in self.items], **extra}
+        output = [dict(i) for i in self.items]
+        if self.store is not None and status in ("completed", "incomplete"):
+            self.store.keep(self.meta["id"], self.messages, output)
+        return {**self.meta, "status": status, "output": output, **extra}
 
     def _where(self) -> dict[str, Any]:
         assert self.open is not None
@@ -268,7 +310,7 @@ def routes(server: Server) -> list[Route]:
         headers = server.request_ids(request)
         try:
             server.check_key(request)
-            req, echo = parse_responses(await read_json(request), server.engine.model_id)
+            req, echo = parse_responses(await read_json(request), server.engine.model_id, store)
         except APIError as exc:
             return error_response(exc, headers)
         job = await server.chat_job(req, request.headers.get("x-request-id", ""))
@@ -276,12 +318,12 @@ def routes(server: Server) -> list[Route]:
             return error_response(job, headers)
         created = int(time.time())
         meta = {"id": f"resp_{uuid.uuid4().hex[:32]}", "object": "response", "created_at": created,
-                "completed_at": None, "model": server.engine.model_id, "previous_response_id": None, "error": None,
+                "completed_at": None, "model": server.engine.model_id, "error": None,
                 "incomplete_details": None, "truncation": "disabled", "presence_penalty": 0.0,
-                "frequency_penalty": 0.0, "top_logprobs": 0, "usage": None, "max_tool_calls": None, "store": False,
+                "frequency_penalty": 0.0, "top_logprobs": 0, "usage": None, "max_tool_calls": None,
                 "background": False, "service_tier": "default", "safety_identifier": None, "prompt_cache_key": None,
                 **echo}
-        builder = Builder(meta)
+        builder = Builder(meta, store if echo["store"] else None, req.messages)
         if req.stream:
             return StreamingResponse(sse(server, job, req, builder), media_type="text/event-stream",
                                      headers={**SSE_HEADERS, **headers})
@@ -293,6 +335,7 @@ def routes(server: Server) -> list[Route]:
                 final = event["response"]
         return JSONResponse(final, headers=headers)
 
+    store = Store()
     return [Route("/v1/responses", create, methods=["POST"])]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.client import Request
-from conformance.repro import scenario_script
+from conformance.engine.kinds import KINDS, Script
 
 BASE = "http://127.0.0.1:8080"
 STREAM = Request(body={"model": "m", "messages": [], "stream": True}, headers={"X-Request-ID": "conformance-cancel-1"})
@@ -20,25 +20,39 @@ CASES = [
 
 @pytest.mark.parametrize(("kind", "present", "absent"), CASES, ids=[c[0] for c in CASES])
 def test_script_per_kind(kind: str, present: str, absent: str) -> None:
-    script = scenario_script(kind, BASE, STREAM, api_key="sk-not-shown")
+    script = KINDS[kind].script(STREAM, Script(BASE, "sk-not-shown"))
     assert present in script and absent not in script.replace("'", "")
     assert "sk-not-shown" not in script and "Bearer <redacted>" in script
 
 
 def test_followup_shows_the_liveness_request() -> None:
-    followup = Request(body={"model": "m", "messages": [], "stream": False})
-    script = scenario_script("followup", BASE, Request(content=b"{", headers={"Content-Type": "application/json"}),
-                             followup=followup)
+    script = KINDS["followup"].script(Request(content=b"{", headers={"Content-Type": "application/json"}),
+                                      Script(BASE, model="m"))
     first, _, rest = script.partition("\n")
     assert "--data-binary '{'" in first and "must still be answered" in rest and '"stream": false' in rest
 
 
 def test_a_large_body_is_read_from_its_file() -> None:
     big = Request(body={"model": "m", "messages": [{"role": "user", "content": "x" * 5000}]})
-    assert scenario_script("plain", BASE, big, body_file="reproducers/x.json").endswith("@reproducers/x.json")
+    assert KINDS["plain"].script(big, Script(BASE, body_file="reproducers/x.json")).endswith("@reproducers/x.json")
 
 
 def test_a_gzipped_body_file_is_unpacked_by_the_script() -> None:
     big = Request(body={"model": "m", "messages": [{"role": "user", "content": "x" * 5000}]})
-    script = scenario_script("plain", BASE, big, body_file="out dir/reproducers/x.json.gz")
+    script = KINDS["plain"].script(big, Script(BASE, body_file="out dir/reproducers/x.json.gz"))
     assert script.endswith("--data-binary @<(gunzip -c 'out dir/reproducers/x.json.gz')")
+
+
+def test_every_scenario_names_a_kind_that_exists() -> None:
+    from conformance.engine.kinds import kind_of
+    from conformance.scenarios import SCENARIOS
+
+    assert {kind_of(sc).name for sc in SCENARIOS} == set(KINDS)  # every kind is used, none is missing
+
+
+@pytest.mark.parametrize(("kind", "present", "requests"), [
+    ("repeat", "the same history again", 2), ("clock", "lasts over a second", 1),
+    ("stop-compare", "with its stop sequences", 2), ("cancel-completed", "conformance-cancel-1/cancel", 2)])
+def test_the_other_kinds_script_what_they_send(kind: str, present: str, requests: int) -> None:
+    script = KINDS[kind].script(STREAM, Script(BASE))
+    assert present in script and script.count("curl -sN") == requests

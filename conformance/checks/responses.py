@@ -195,6 +195,44 @@ def think_markup(a: Analysis) -> Iterator[Finding]:
             return
 
 
+def _chained(a: Analysis) -> bool:
+    return a.exchange.intent == Intent.CHAINED and a.exchange.observations.chained is not None
+
+
+@check("RSP-024", when=(chat_answer, _chained, lambda a: isinstance(_answer(a).response, dict)))
+def names_previous(a: Analysis) -> Iterator[Finding]:
+    chained = a.exchange.observations.chained
+    assert chained is not None
+    echoed = _answer(a).response.get("previous_response_id")
+    if echoed != chained.previous_id:
+        yield finding(a, "RSP-024", f"previous_response_id {short(echoed, 60)}",
+                      f"the id it continued, {short(chained.previous_id, 60)}")
+
+
+@check("RSP-025", when=(chat_answer, _chained, lambda a: _answer(a).status in ("completed", "incomplete")))
+def continues_context(a: Analysis) -> Iterator[Finding]:
+    chained = a.exchange.observations.chained
+    assert chained is not None
+    usage = _answer(a).usage
+    tokens = usage.get("input_tokens") if isinstance(usage, dict) else None
+    if not isinstance(tokens, int) or chained.previous_input_tokens is None:
+        return  # without both counts nothing shows what the context held
+    if tokens <= chained.previous_input_tokens:
+        yield finding(a, "RSP-025", f"input_tokens {tokens}, no more than the stored response's "
+                      f"{chained.previous_input_tokens}: the stored turn was not in the context",
+                      "the stored turn (its input and output) before the new input")
+
+
+@check("RSP-026", when=(lambda a: a.exchange.intent == Intent.UNSTORED and a.exchange.status is not None,))
+def unstored_refused(a: Analysis) -> Iterator[Finding]:
+    status = a.exchange.status
+    assert status is not None
+    if not 400 <= status < 500:
+        ref = a.request.get("previous_response_id")
+        yield finding(a, "RSP-026", f"{status} to previous_response_id {short(ref, 60)}, which names no stored "
+                      "response", "a 4xx error (OpenAI: 400 previous_response_not_found)")
+
+
 def _first(a: Analysis, kind: str) -> int | None:
     return next((p.index for p in a.payloads if getattr(p, "type", None) in (kind, QUEUED if kind == CREATED else kind)),
                 None)

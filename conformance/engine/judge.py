@@ -11,9 +11,10 @@ from dataclasses import replace
 from typing import Any
 
 from conformance.checks import evaluate
+from conformance.engine.kinds import kind_of
 from conformance.engine.runner import Outcome
 from conformance.exchange import Exchange, analyze
-from conformance.model import Level, gating_levels
+from conformance.model import Intent, Level, gating_levels
 from conformance.model import Outcome as Verdict
 from conformance.model.observations import CapabilityShown
 from conformance.results import CheckEntry, RunResult
@@ -44,19 +45,20 @@ def scenarios_for(rule_ids: frozenset[str] | None, chosen: frozenset[str] | None
     return [sc.name for sc in SCENARIOS if sc.name in names]
 
 
-def capabilities(outcomes: list[Outcome], expect: frozenset[str]) -> dict[str, dict[str, Any]]:
+def capabilities(outcomes: list[Outcome], settings: Settings) -> dict[str, dict[str, Any]]:
     """Each capability, probed from the scenario that shows it (or expected by the user)."""
+    expect = settings.expect
     by_name = {o.scenario.name: o.exchanges[0] for o in outcomes}
     caps: dict[str, dict[str, Any]] = {}
     for name, scenario in CAPABILITY_SCENARIOS.items():
         ex = by_name.get(scenario)
-        supported, evidence = (False, f"scenario {scenario} did not run") if ex is None else _probe(name, ex)
+        supported, evidence = (False, f"scenario {scenario} did not run") if ex is None else _probe(name, ex, settings.profile)
         source = "expected" if name in expect else "probed" if ex is not None else "not probed"
         caps[name] = {"supported": supported, "source": source, "evidence": evidence}
     return caps
 
 
-def _probe(name: str, ex: Exchange) -> tuple[bool, str]:
+def _probe(name: str, ex: Exchange, profile: str) -> tuple[bool, str]:
     status = ex.status
     head = ex.body[:160].decode("utf-8", "replace")
     if status is None:
@@ -71,7 +73,10 @@ def _probe(name: str, ex: Exchange) -> tuple[bool, str]:
         return status == 200 and head.lstrip().startswith("{"), f"POST /api/chat answered {status}"
     if not 200 <= status < 300:
         return False, f"answered {status} {head!r}"
-    a = analyze(ex)
+    if name == "responses-state":  # the continuation is the chain's first exchange, if it was sent
+        return ex.intent == Intent.CHAINED, ("previous_response_id answered " + str(status) if ex.intent ==
+                                             Intent.CHAINED else ex.observations.not_sent or "no continuation sent")
+    a = analyze(ex, profile)
     if name == "usage":
         return a.assembled.usage is not None, "a usage chunk" if a.assembled.usage else "no usage chunk"
     if name == "reasoning":
@@ -189,11 +194,11 @@ def _skip_reason(needs: str | None, caps: dict[str, dict[str, Any]], settings: S
 def judge_run(outcomes: list[Outcome], settings: Settings, model: str, *, tool: dict[str, str], started_at: str,
               duration_s: float, incomplete: dict[str, Any] | None = None) -> RunResult:
     """The ``RunResult`` of recorded outcomes: every chosen rule judged (or listed as skipped, with why)."""
-    caps = capabilities(outcomes, settings.expect)
+    caps = capabilities(outcomes, settings)
     rule_ids = settings.rules if settings.rules is not None else frozenset(r.id for r in RULES if r.category != "fuzz")
     result = RunResult(tool=tool, started_at=started_at, duration_s=duration_s, strict=settings.strict,
                        target={"base_url": settings.base_url, "model": model, "profile": settings.profile,
-                               "capabilities": caps}, incomplete=incomplete, tokens=token_totals(outcomes))
+                               "capabilities": caps}, incomplete=incomplete, tokens=token_totals(outcomes, settings.profile))
     if settings.label:
         result.target["label"] = settings.label
     variants = {o.scenario.name: v for o in outcomes if o.scenario.needs and (v := refused_variant(o.exchanges[0]))}
@@ -252,10 +257,8 @@ def features(outcomes: list[Outcome], checks: list[CheckEntry], caps: dict[str, 
                 state, evidence = "answered, not shown", f"{evidence}, but {unshown}"
         elif documented:
             state, evidence = "unsupported", documented
-        elif sc.kind == "repeat":  # prompt reuse: the second answer says how many prompt tokens were reused
-            cached = _cached_tokens(o.exchanges[-1])
-            state = "supported" if cached else "unsupported"
-            evidence = f"cached_tokens {cached}" if cached else "no cached_tokens reported for the same history"
+        elif (shown_by_kind := kind_of(sc).feature(o.exchanges, settings.profile)) is not None:
+            state, evidence = shown_by_kind  # e.g. prompt reuse: the second answer's cached tokens
         elif first.status is not None and 200 <= first.status < 300:
             state, evidence = "supported", f"answered {first.status}"
             unshown = _not_shown(sc, first, settings)
@@ -288,13 +291,6 @@ def _not_shown(sc: Any, ex: Exchange, settings: Settings) -> str:
     except ValueError:
         return "the content is not JSON"
     return ""
-
-
-def _cached_tokens(ex: Exchange) -> int:
-    usage = analyze(ex).assembled.usage if ex.status == 200 else None
-    details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
-    cached = details.get("cached_tokens") if isinstance(details, dict) else None
-    return cached if isinstance(cached, int) and not isinstance(cached, bool) and cached > 0 else 0
 
 
 def _answered(ex: Exchange) -> str:
@@ -338,7 +334,7 @@ def _unjudged_reason(category: str, ran: set[str], caps: dict[str, dict[str, Any
 CAP_FIELDS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
 
 
-def token_totals(outcomes: list[Outcome]) -> dict[str, int]:
+def token_totals(outcomes: list[Outcome], profile: str) -> dict[str, int]:
     """Completion tokens of a run: ``asked``, the caps its requests set (``uncapped`` counts those that set
     none); ``received``, what the answers used, from their usage where they report it, else counted as the
     content-bearing chunks of the stream (``estimated`` counts those answers)."""
@@ -358,13 +354,13 @@ def token_totals(outcomes: list[Outcome]) -> dict[str, int]:
                 asked += max(cap, 0) * (body["n"] if isinstance(body.get("n"), int) and body["n"] > 0 else 1)
             if ex.status is None or not 200 <= ex.status < 300:
                 continue
-            used, counted = _used(ex)
+            used, counted = _used(ex, profile)
             received += used
             estimated += counted
     return {"asked": asked, "received": received, "uncapped": uncapped, "estimated": estimated}
 
 
-def _used(ex: Exchange) -> tuple[int, int]:
+def _used(ex: Exchange, profile: str) -> tuple[int, int]:
     """Completion tokens one answer used, and 1 when that is a count of events rather than a reported usage."""
-    a = analyze(ex)
+    a = analyze(ex, profile)
     return a.protocol.tokens_used(a) if a.protocol is not None else (0, 1)

@@ -20,28 +20,23 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-from conformance.client import ABANDONED, Limits, Request, cancel_path, record, record_http10
+from conformance.client import Limits, Request, record
 from conformance.engine import events as ev
+from conformance.engine.kinds import Script, kind_of
 from conformance.errors import ConfigError, Unreachable
 from conformance.exchange import Exchange, analyze
 from conformance.model import BAD_INPUT, Intent
-from conformance.model.observations import Burst, Disconnect, Followup, Observations
+from conformance.model.observations import Observations
 from conformance.model.profiles import PROFILES
 from conformance.protocols import answers_for
-from conformance.repro import MAX_INLINE_BODY, scenario_script
-from conformance.scenarios import HELLO, LONG, Context, Scenario, chat, context_tokens
-from conformance.settings import Settings, queue_wait
-from conformance.untrusted import path_segment as segment_of
+from conformance.repro import MAX_INLINE_BODY
+from conformance.scenarios import Context, Scenario, context_tokens
+from conformance.settings import Settings
 from conformance.wire.errors import WireError
 from conformance.wire.sse import SSEDecoder
 
 HEAVY = frozenset({"error-context-overflow", "error-oversized"})
-CLOCK_SPAN_S = 1.3  # how long the clock scenario's stream should last
-CLOCK_MAX_TOKENS = 1536
 LOST = frozenset({"protocol error", "transport error", "connect error"})  # the connection failed, not a limit
-ALONE = frozenset({"disconnect", "cancel", "burst"})
-BURST = 12
-REFUSAL_GRACE = 0.5  # after the burst's first refusal, how long the other answers have to arrive
 RUN_TIMEOUT = "run timeout"
 STOPPED = "the server stopped answering"  # why the remaining scenarios were cut (Runner.silent)
 SILENT_IN_A_ROW = 3  # requests in a row with no response within their limits: the server has stopped answering
@@ -140,12 +135,12 @@ class Runner:
 
     # -- requests --------------------------------------------------------------------------
 
-    def _with_headers(self, req: Request) -> Request:
+    def with_headers(self, req: Request) -> Request:
         """-H: on every request, the scenario's own headers winning."""
         return replace(req, headers={**dict(self.settings.headers), **req.headers}) if self.settings.headers else req
 
     def send(self, req: Request, limits: Limits | None = None) -> Exchange:
-        req = self._with_headers(req)
+        req = self.with_headers(req)
         if limits is None:
             limits = self.settings.refusal if req.intent in self.refuse else self.settings.limits
         if self.stopped is not None:  # the server has stopped answering: nothing more is sent, the scenario is cut
@@ -172,11 +167,11 @@ class Runner:
             times = "once" if tries == 1 else f"{tries} times"
             ex = replace(ex, observations=ex.observations.with_(
                 retried=f"429 with Retry-After: waited {waited:g} s and sent again {times}"))
-        if (ex.observations.aborted in LOST and req.hold is None and req.retry_lost) or self._cut_short(req, ex):
-            ex = self._resend_alone(req, limits, start, ex)
+        if (ex.observations.aborted in LOST and req.hold is None and req.retry_lost) or self.cut_short(req, ex):
+            ex = self.resend_alone(req, limits, start, ex)
         return ex
 
-    def _resend_alone(self, req: Request, limits: Limits, start: float, lost: Exchange,
+    def resend_alone(self, req: Request, limits: Limits, start: float, lost: Exchange,
                       sender: Callable[[Request, Limits], Exchange] | None = None) -> Exchange:
         """A connection lost mid-exchange (reset, closed before the body ended, refused) is not judged as it is: it
         may be the suite's concurrency the server did not cope with, or a loss a fresh connection does not show.
@@ -265,9 +260,9 @@ class Runner:
 
     def _health_context(self) -> int | None:
         """The context length a seed-001 style ``/health`` states (``max_context``), if the server has one."""
-        return context_tokens(self._health("discover/health"), self.model)
+        return context_tokens(self.health("discover/health"), self.model)
 
-    def _health(self, scenario: str) -> Any:
+    def health(self, scenario: str) -> Any:
         """``GET /health`` as JSON (None without a 200 JSON answer), under every request's limits with a short
         total and a small byte cap: a server that dribbles it cannot hold the run."""
         probe = replace(self.settings.limits, total=min(2.0, self.settings.limits.total), max_bytes=64 * 1024)
@@ -318,11 +313,7 @@ class Runner:
         req.scenario = sc.name
         self.emit(ev.ScenarioStarted(sc.name, sc.category))
         start = time.monotonic()
-        kind = {"followup": self._followup, "disconnect": self._disconnect, "cancel": self._cancel,
-                "http10": self._http10, "burst": self._burst, "repeat": self._repeat, "stop-compare": self._stop_compare,
-                "clock": self._clock,
-                "cancel-completed": self._cancel_completed}.get(sc.kind, self._plain)
-        exchanges = kind(req)
+        exchanges = kind_of(sc).send(self, req)
         elapsed = time.monotonic() - start
         cut = any(ex.observations.aborted == RUN_TIMEOUT for ex in exchanges)
         for ex in exchanges:
@@ -354,7 +345,7 @@ class Runner:
         from conformance.model import Level, gating_levels
 
         with self._lock:
-            caps = capabilities(list(self.recorded), self.settings.expect)
+            caps = capabilities(list(self.recorded), self.settings)
         gating = gating_levels(self.settings.strict)
         known = set(self.settings.known_failures)
         for entry in judge(outcome, caps, self.settings, self.settings.rules):
@@ -376,202 +367,9 @@ class Runner:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(gzip.compress(body, 6, mtime=0))
             body_file = str(path)
-        followup = chat(Context(self.model), HELLO, stream=False, max_tokens=8) if sc.kind == "followup" else None
-        return scenario_script(sc.kind, self.base_url, req, self.settings.api_key, body_file, followup, BURST)
+        return kind_of(sc).script(req, Script(self.base_url, self.settings.api_key, self.model, body_file))
 
-    def _plain(self, req: Request) -> list[Exchange]:
-        return [self.send(req)]
-
-    def _liveness(self) -> int | None:
-        ex = self.send(chat(Context(self.model), HELLO, stream=False, max_tokens=8),
-                       replace(self.settings.limits, total=min(60.0, self.settings.limits.total)))
-        return ex.status
-
-    def _followup(self, req: Request) -> list[Exchange]:
-        ex = self.send(req)
-        return [replace(ex, observations=ex.observations.with_(followup=Followup(self._liveness())))]
-
-    def _first_byte(self, req: Request) -> float | None:
-        """Seconds to the first event that shows the generation under way (a role-only chunk does not)."""
-        ex = self.send(replace(req, stop_after_events=1, counts=answers_for(req.path)))
-        return ex.arrivals[-1][0] if ex.arrivals and ex.observations.disconnected_after_events else None
-
-    def _disconnect(self, req: Request) -> list[Exchange]:
-        ctx = Context(self.model)
-        before = self._generations()  # with counters the work is read from them; else timed against a baseline
-        baseline = self._first_byte(chat(ctx, HELLO, max_tokens=8)) if before is None else None
-        other: list[Exchange] = []
-        started = threading.Event()
-        other_req = replace(chat(ctx, LONG, max_tokens=24), scenario=f"{req.scenario}/other", retry_lost=False,
-                            first_event=started)
-        thread = threading.Thread(target=lambda: other.append(self.send(other_req)))
-        thread.start()
-        # the other client's stream is under way before this one comes (and leaves): whatever the server does to a
-        # running stream when another request arrives shows on every run, not only when the timing falls so
-        started.wait(self.settings.limits.first_byte)
-        ex = self.send(replace(req, stop_after_events=1, counts=answers_for(req.path)))  # left once the generation is under way
-        obs: dict[str, Any] = {"baseline_ttfb_s": baseline}
-        thread.join(self.settings.limits.total + 5)  # the other stream ends first: a one-slot server runs it
-        running = self._running_after()
-        after = self._generations()
-        if running is not None:
-            obs.update(running_after=running, signal="/health generations.running")
-            if before and after and "cancelled" in before and "cancelled" in after:
-                obs["cancelled_delta"] = int(after["cancelled"]) - int(before["cancelled"])
-        else:
-            obs["followup_ttfb_s"] = self._first_byte(chat(ctx, HELLO, max_tokens=8))
-        if other:
-            done = analyze(other[0], self.settings.profile)
-            choices = done.assembled.choices.values()
-            finished = done.assembled.done or (bool(choices) and all(c.finish_reason for c in choices))
-            obs["other_stream_done"] = other[0].status == 200 and finished and done.assembled.error is None \
-                and other[0].observations.aborted is None  # a missing [DONE] alone is SSE-002's, not this rule's
-        return [replace(ex, observations=ex.observations.with_(disconnect=Disconnect(**obs))), *other]
-
-    def _generations(self) -> dict[str, Any] | None:
-        """The server's generation counters (the reference server's /health), if it exposes them."""
-        doc = self._health("disconnect/health")
-        counters = doc.get("generations") if isinstance(doc, dict) else None
-        return counters if isinstance(counters, dict) else None
-
-    def _running_after(self, grace: float = 1.0) -> int | None:
-        """Running generations, polled until 0 or the grace ends (short: a fast model finishes anyway)."""
-        deadline = time.monotonic() + grace
-        while True:
-            counters = self._generations()
-            if counters is None or not isinstance(counters.get("running"), int):
-                return None
-            if counters["running"] == 0 or time.monotonic() > deadline:
-                return int(counters["running"])
-            time.sleep(0.02)
-
-    def _cancel(self, req: Request) -> list[Exchange]:
-        result: list[Exchange] = []
-        first = threading.Event()
-        thread = threading.Thread(target=lambda: result.append(self._send_signalling(req, first)))
-        thread.start()
-        first.wait(self.settings.limits.first_byte)
-        call = self.send(Request(path=cancel_path(req.headers.get("X-Request-ID", "")), body={}, intent=Intent.CANCEL,
-                                 scenario="cancel-endpoint/call"))
-        thread.join(self.settings.limits.total + 5)
-        return (result or []) + [call]
-
-    def _repeat(self, req: Request) -> list[Exchange]:
-        """The same request twice: the second continues the retained history exactly (seed 001 prompt reuse)."""
-        first = self.send(req)
-        return [first, self.send(replace(req, intent=Intent.PROMPT_REUSE))]
-
-    def _clock(self, req: Request) -> list[Exchange]:
-        """A stream long enough in time to span a second of the server's clock: a first stream of the scenario's
-        max_tokens shows the server's speed, the second asks for enough tokens to last about 1.3 s (at most
-        CLOCK_MAX_TOKENS, and within a stated context). The second is the scenario's exchange."""
-        first = self.send(replace(req, scenario=f"{req.scenario}/probe"))
-        asked = int((req.body or {}).get("max_tokens") or 48)
-        wanted = asked
-        arrivals = first.arrivals
-        span = arrivals[-1][0] - arrivals[0][0] if first.status == 200 and len(arrivals) >= 2 else None
-        if span is not None and span < CLOCK_SPAN_S:
-            wanted = int(asked * CLOCK_SPAN_S / max(span, 0.001)) + 1
-        cap = CLOCK_MAX_TOKENS if self.context is None else min(CLOCK_MAX_TOKENS, max(asked, self.context // 2))
-        wanted = max(asked, min(wanted, cap))
-        return [self.send(replace(req, body={**(req.body or {}), "max_tokens": wanted})), first]
-
-    def _stop_compare(self, req: Request) -> list[Exchange]:
-        """The request without its stop sequences first, then with them (both at temperature 0): the stopped
-        answer must be the unstopped one cut before the first sequence (FIN-011), not more."""
-        body = {k: v for k, v in (req.body or {}).items() if k != "stop"}
-        first = self.send(replace(req, body=body, scenario=f"{req.scenario}/unstopped"))
-        stopped = self.send(req)
-        content = None
-        if first.status == 200:
-            choices = analyze(first, self.settings.profile).assembled.choices
-            content = choices[min(choices)].content[:4096] if choices else None
-        if content is None:
-            return [stopped, first]
-        return [replace(stopped, observations=stopped.observations.with_(unstopped=content)), first]
-
-    def _cancel_completed(self, req: Request) -> list[Exchange]:
-        """A short stream with an X-Request-ID, then, once it has ended, the cancel call for that id and for the
-        stream's chatcmpl id: neither is a registered stream any more (seed 000: 404, cancelled: false)."""
-        ex = self.send(req)
-        rid = req.headers.get("X-Request-ID", "")
-        calls = [self.send(Request(path=cancel_path(rid), body={}, intent=Intent.CANCEL_COMPLETED,
-                                   scenario=f"{req.scenario}/call"))]
-        chunks = analyze(ex, self.settings.profile).chunks if ex.status == 200 else []
-        stream_id = chunks[0].value.get("id") if chunks and isinstance(chunks[0].value, dict) else None
-        if isinstance(stream_id, str) and stream_id and stream_id != rid:
-            # the server's id goes into the path as one percent-encoded segment: whatever it holds (../, ?, #, %2F,
-            # controls) it names this stream, never another path of the server; one that cannot be a segment
-            # (a dot segment, a lone surrogate) is not sent, and the exchange says why
-            if segment_of(stream_id) is None:
-                ex = replace(ex, observations=ex.observations.with_(
-                    not_sent=f"the cancel call for the stream's id {stream_id!r}: it cannot be one path segment"))
-            else:
-                calls.append(self.send(Request(path=cancel_path(stream_id), body={}, intent=Intent.CANCEL_COMPLETED,
-                                               scenario=f"{req.scenario}/chatcmpl")))
-        return [ex, *calls]
-
-    def _send_signalling(self, req: Request, first: threading.Event) -> Exchange:
-        req = replace(req, first_event=first)
-        return self.send(req)
-
-    def _burst(self, req: Request) -> list[Exchange]:
-        """Many streams at once, each left after its first event. Each request has the queue wait to start or
-        be refused; one still waiting then is queued (ERR-018), and the burst ends: nothing is waited out.
-        The refused ones are what it shows (ERR-014), else one that started."""
-        wait = queue_wait(self.settings.timeout, self.plain_first_event)
-        limits = replace(self.settings.limits, first_byte=min(self.settings.limits.first_byte, wait),
-                         idle=min(self.settings.limits.idle, wait), total=min(self.settings.limits.total, wait + 5))
-        arrived, release, abandon, refusal = (threading.Semaphore(0), threading.Event(), threading.Event(),
-                                              threading.Event())
-        held = replace(req, stop_after_events=1, arrived=arrived, hold=release, counts=answers_for(req.path),
-                       abandon=abandon)
-        begin = time.monotonic()
-
-        def one(_: int) -> Exchange:
-            ex = self.send(held, limits)
-            if ex.status is not None and ex.status >= 400:
-                refusal.set()
-            if ex.observations.disconnected_after_events is None:
-                arrived.release()  # refused, ended or given up on without holding a stream
-            return ex
-
-        with ThreadPoolExecutor(max_workers=BURST) as pool:
-            futures = [pool.submit(one, i) for i in range(BURST)]
-            deadline, grace_end, seen = begin + wait + 1, None, 0  # one wait for all, not one each
-            while seen < BURST:  # every request is answered, held or given up on, then all let go
-                now = time.monotonic()
-                if refusal.is_set() and grace_end is None:
-                    grace_end = now + REFUSAL_GRACE  # a refusal shows the queue's bound: the rest come together
-                end = deadline if grace_end is None else min(deadline, grace_end)
-                if now >= end:
-                    break
-                if arrived.acquire(timeout=min(end - now, 0.1)):
-                    seen += 1
-            release.set()
-            abandon.set()
-            exchanges = [_queued(f.result()) for f in futures]
-        started = [ex for ex in exchanges if ex.observations.disconnected_after_events is not None]
-        refused = [ex for ex in exchanges if ex.status is not None and ex.status >= 400]
-        queued = len(exchanges) - len(started) - len(refused)
-        counts = Burst(sent=BURST, started=len(started), refused=len(refused), queued=queued, wait_s=round(wait, 3))
-        shown = [ex for ex in refused if ex.status == 429][:2] or (started or refused or exchanges)[:1]
-        time.sleep(0.5)  # let the server notice the disconnects before the next scenario
-        first = shown[0]
-        return [replace(first, observations=first.observations.with_(burst=counts)), *shown[1:]]
-
-    def _http10(self, req: Request) -> list[Exchange]:
-        req = self._with_headers(req)
-        start = time.monotonic()
-        with self.gate.shared():
-            ex = record_http10(self.base_url, req, self.settings.limits, self.settings.api_key, self.settings.secrets)
-        if self._cut_short(req, ex):
-            ex = self._resend_alone(req, self.settings.limits, start, ex,
-                                    lambda r, lim: record_http10(self.base_url, r, lim, self.settings.api_key,
-                                                                 self.settings.secrets))
-        return [ex]
-
-    def _cut_short(self, req: Request, ex: Exchange) -> bool:
+    def cut_short(self, req: Request, ex: Exchange) -> bool:
         """A stream that ended, with no error, before any choice finished (nothing cut it on the suite's side):
         what a server does to one stream when another request comes (llama-cpp-python's interrupt_requests)."""
         if not req.retry_lost or req.hold is not None or req.stop_after_events is not None or ex.status != 200 \
@@ -588,7 +386,7 @@ class Runner:
         """Run ``chosen`` (capability probes included by the caller) and return every outcome, in run order."""
         from conformance.engine.judge import capabilities
 
-        ordered = [sc for sc in chosen if sc.kind not in ALONE and sc.name not in HEAVY]
+        ordered = [sc for sc in chosen if not kind_of(sc).alone and sc.name not in HEAVY]
         self.total = len(chosen)
         first = self.run_scenario(ordered[0]) if ordered else None  # alone: a 401 ends the run here
         outcomes = [first] if first is not None else []
@@ -597,8 +395,8 @@ class Runner:
             self.refuse_if_model_missing(first.exchanges[0], ordered[0].name)
         with ThreadPoolExecutor(max_workers=max(1, self.settings.workers)) as pool:
             outcomes += [o for o in pool.map(self.run_scenario, ordered[1:]) if o is not None]
-        caps = capabilities(outcomes, self.settings.expect)
-        alone = [sc for sc in chosen if sc.kind in ALONE and (sc.needs is None or caps[sc.needs]["supported"]
+        caps = capabilities(outcomes, self.settings)
+        alone = [sc for sc in chosen if kind_of(sc).alone and (sc.needs is None or caps[sc.needs]["supported"]
                                                                or sc.needs in self.settings.expect)]
         heavy = [sc for sc in chosen if sc.name in HEAVY]
         self.total = len(ordered) + len(alone) + len(heavy)
@@ -634,14 +432,6 @@ def _error_text(ex: Exchange) -> str:
     error = doc.get("error") if isinstance(doc, dict) else None
     message = error.get("message") if isinstance(error, dict) else error
     return str(message)[:160] if isinstance(message, (str, int)) else ""
-
-
-def _queued(ex: Exchange) -> Exchange:
-    """A burst request the suite gave up on after its queue wait: the limit was the suite's, not a time limit
-    the server broke, so it is named for what it was (ERR-018 judges it; TRN-010 and TRN-014 do not)."""
-    if ex.observations.aborted in ("first-byte timeout", "idle timeout", "total timeout"):
-        return replace(ex, observations=ex.observations.with_(aborted=ABANDONED))
-    return ex
 
 
 def first_output_s(ex: Exchange) -> float | None:

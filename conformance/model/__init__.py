@@ -95,6 +95,8 @@ class Intent(str, Enum):
     CANCEL_COMPLETED = "cancel-completed"  # a cancel for a stream that has ended, or for its chatcmpl id
     OLLAMA_FAILURE = "ollama-failure"  # an Ollama request that must fail
     PULL = "pull"  # /api/pull
+    CHAINED = "chained"  # a Responses request continuing a stored response (previous_response_id)
+    UNSTORED = "unstored"  # previous_response_id naming no stored response (unknown, or made with store false)
     FUZZ_VALID = "fuzz-valid"
     FUZZ_INVALID = "fuzz-invalid"
     FUZZ_LENIENT = "fuzz-lenient"

@@ -25,6 +25,7 @@ CAPABILITY_TABLE: tuple[Capability, ...] = (
     Capability("request-id", "request-id", "TRN-013"),
     Capability("images", "image-data-url", "IMG-003"),  # seed 001: only with a vision pack
     Capability("responses", "responses-stream", "RSP-021"),  # the OpenAI Responses API (Ollama, LM Studio, vLLM...)
+    Capability("responses-state", "responses-chain", "RSP-027"),  # previous_response_id (Ollama's is stateless)
 )
 CAPABILITIES = tuple(c.name for c in CAPABILITY_TABLE)
 CAPABILITY_SCENARIOS = {c.name: c.probe for c in CAPABILITY_TABLE}

@@ -41,6 +41,14 @@ class Burst:
 
 
 @dataclass(frozen=True, slots=True)
+class Chained:
+    """The stored response a Responses request continued: its id and the input tokens its usage reported."""
+
+    previous_id: str
+    previous_input_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class CapabilityShown:
     """An expected capability, as its probe scenario showed it."""
 
@@ -66,6 +74,7 @@ class Observations:
     retried: str | None = None  # the suite sent the request again: why (a 429 with Retry-After, waited out)
     unstopped: str | None = None  # the answer to the same request without its stop sequences (FIN-011)
     not_sent: str | None = None  # a request the scenario would make from the server's data and did not: why
+    chained: Chained | None = None  # the stored response this request continued (previous_response_id)
 
     def with_(self, **changes: Any) -> Observations:
         return replace(self, **changes)
@@ -78,7 +87,7 @@ class Observations:
                 continue
             if f.name in ("followup", "liveness"):
                 out[f"{f.name}_status"] = value.status
-            elif f.name in ("disconnect", "capability", "burst"):
+            elif f.name in ("disconnect", "capability", "burst", "chained"):
                 out[f.name] = {k: v for k, v in asdict(value).items() if v is not None}
             else:
                 out[f.name] = value
@@ -89,13 +98,14 @@ class Observations:
         doc = doc or {}
         known = {"aborted", "error", "elapsed_s", "disconnected_after_events", "followup_status", "liveness_status",
                  "unknown_field", "headers_unknown", "disconnect", "capability", "burst", "retried", "unstopped",
-                 "not_sent"}
+                 "not_sent", "chained"}
         unknown = sorted(set(doc) - known)
         if unknown:
             raise ValueError(f"unknown observation {unknown[0]!r}")
         disconnect = doc.get("disconnect")
         capability = doc.get("capability")
         burst = doc.get("burst")
+        chained = doc.get("chained")
         return cls(
             aborted=doc.get("aborted"), error=doc.get("error"), elapsed_s=doc.get("elapsed_s"),
             disconnected_after_events=doc.get("disconnected_after_events"),
@@ -106,4 +116,5 @@ class Observations:
             capability=CapabilityShown(**capability) if isinstance(capability, dict) else None,
             burst=Burst(**burst) if isinstance(burst, dict) else None, retried=doc.get("retried"),
             unstopped=doc.get("unstopped"), not_sent=doc.get("not_sent"),
+            chained=Chained(**chained) if isinstance(chained, dict) else None,
         )

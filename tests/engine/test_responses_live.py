@@ -7,11 +7,12 @@ import json
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from conformance.fixtures import FIXTURES_DIR
 from conformance.servers import ServerProcess
-from tests.hostile.servers import HostileServer, Req, answer, send
+from tests.hostile.servers import HostileServer, Req, answer, send, sse_head
 
 
 def conformance(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -66,3 +67,59 @@ def test_a_server_without_the_responses_api_has_it_unsupported(tmp_path: Path) -
     assert "responses no" in run.stdout
     seen = verdicts(tmp_path)
     assert seen["RSP-001"] == {"skipped"} and "failed" not in set().union(*seen.values())
+
+
+def test_the_reference_server_continues_a_stored_response(ref_server: ServerProcess, tmp_path: Path) -> None:
+    run = conformance("run", "--base-url", ref_server.base_url, "--scenario", "responses-chain", "--expect",
+                      "responses-state", "--report-dir", str(tmp_path))
+    assert run.returncode == 0, run.stdout[-3000:]
+    seen = verdicts(tmp_path)
+    assert [r for r in ("RSP-024", "RSP-025", "RSP-026", "RSP-027") if seen.get(r) != {"passed"}] == []
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert results["target"]["features"]["Responses: previous_response_id"]["state"] == "supported"
+
+
+def stateful(forgets: bool):  # type: ignore[no-untyped-def]
+    """A Responses server on recorded bodies: one that refuses previous_response_id as unsupported (stateless, as
+    Ollama's), or one that accepts any id and ignores it (Blaizzy/mlx-vlm#1046)."""
+    streamed = (FIXTURES_DIR / "conformant" / "responses-text.sse").read_bytes()
+    whole = (FIXTURES_DIR / "conformant" / "responses-json.body").read_bytes()
+
+    def behaviour(conn: socket.socket, req: Req) -> None:
+        body = req.json() or {}
+        if not req.path.endswith("/responses"):
+            answer(conn, req)
+        elif "previous_response_id" in body and not forgets:
+            send(conn, 400, {"Content-Type": "application/json"}, json.dumps({"error": {
+                "message": "previous_response_id is not supported", "type": "invalid_request_error",
+                "param": "previous_response_id", "code": "unsupported_value"}}).encode())
+        elif body.get("stream") is True:
+            conn.sendall(sse_head())
+            for event in streamed.split(b"\n\n")[:-1]:  # one event at a time, as they are made
+                conn.sendall(event + b"\n\n")
+                time.sleep(0.02)
+        else:
+            send(conn, 200, {"Content-Type": "application/json"}, whole)
+
+    return behaviour
+
+
+def test_a_stateless_server_has_previous_response_id_unsupported(tmp_path: Path) -> None:
+    with HostileServer(stateful(forgets=False)) as server:
+        run = conformance("run", "--base-url", server.base_url, "--model", "m", "--scenario", "responses-chain",
+                          "--report-dir", str(tmp_path))
+    assert run.returncode == 0, run.stdout[-3000:]
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert results["target"]["capabilities"]["responses-state"]["supported"] is False
+    seen = verdicts(tmp_path)
+    assert seen["RSP-024"] == {"skipped"} and "failed" not in set().union(*seen.values())
+    assert seen["RSP-026"] == {"passed"}  # its refusal of an unknown id is right whether it stores or not
+
+
+def test_a_server_that_ignores_previous_response_id_is_caught(tmp_path: Path) -> None:
+    with HostileServer(stateful(forgets=True)) as server:
+        run = conformance("run", "--base-url", server.base_url, "--model", "m", "--scenario", "responses-chain",
+                          "--report-dir", str(tmp_path))
+    assert run.returncode == 1, run.stdout[-3000:]
+    seen = verdicts(tmp_path)
+    assert "failed" in seen["RSP-024"] and "failed" in seen["RSP-026"]

@@ -14,6 +14,9 @@ LONG = "Tell me a long story, as long as you can."
 ASK_WEATHER = "What is the weather in Paris? Use the tool."
 ASK_BOTH = "What is the weather in Paris and the time in CET? Use the tools."
 ANSWER = 32
+REMEMBER = "Remember this word: apricot. Reply with one short sentence."
+RECALL = "Which word?"  # shorter than the stored turn: a continuation's input tokens exceed the stored one's
+NEVER_STORED = "resp_conformance0never0stored0000000"
 CAP = 16  # the smallest max_output_tokens OpenAI takes
 CALL = 64
 
@@ -86,6 +89,11 @@ def scenarios() -> list[Any]:
         s("responses-bad-input", "responses", lambda c: responses(c, 42, max_output_tokens=ANSWER,
                                                                   intent=Intent.WRONG_TYPE),
           needs=needs, description="input: 42: a 400 in the error envelope."),
+        s("responses-chain", "responses", lambda c: responses(c, REMEMBER, stream=False, store=True,
+                                                              max_output_tokens=ANSWER),
+          kind="chain", needs=needs, description="A stored response, then previous_response_id continuing it "
+          "(streamed); the id of a store: false response and an unknown id, each refused with a 4xx.",
+          variant="Responses: previous_response_id"),
         s("responses-disconnect", "responses", lambda c: responses(c, LONG, max_output_tokens=3000), kind="disconnect",
           needs=needs, description="Disconnect after the first output event of a long generation; the work must stop."),
     ]
