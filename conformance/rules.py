@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from conformance.model.capabilities import CAPABILITY_RULES
+from conformance.protocols import REGISTRY
 
 RULESET_VERSION = "7"  # bumped whenever a rule is added or retired or its meaning changes; in every report
 # 2: TRN-014 (every request gets a response; nothing passes without one), judging caps under TRN-011.
@@ -81,7 +82,7 @@ HTTP_CATEGORIES = ("transport", "errors", "models", "cancellation", "fuzz")
 def _where(id: str, category: str) -> str:
     if id in CAPABILITY_RULES.values():
         return "http"  # a capability the user expects is judged on its probe, whatever the route answered
-    if category in ("ollama", "responses"):
+    if category in REGISTRY:  # a protocol's own category (ollama, responses)
         return category
     if id in CHAT_RULES:
         return "chat"
@@ -524,6 +525,11 @@ RULES: tuple[Rule, ...] = (
     _r("RSP-027", "responses", "must", "both",
        "previous_response_id continues a stored response when the server is expected to (capability "
        "responses-state)", f"{OPENAI_RESP} (previous_response_id, store)"),
+    _r("RSP-028", "responses", "must", "both",
+       "The response object carries every field the Open Responses ResponseResource requires, null where it does not "
+       "apply (dialects that document it)",
+       "Open Responses specification, schema/components/schemas/ResponseResource.json (required: 32 fields); "
+       "OpenAI's own response object carries them all"),
     # fuzz: judged on generated requests by `conformance fuzz`, not by the scenarios of a live run
     _r("FUZ-001", "fuzz", "must", "both",
        "A valid request gets a conformant response or a documented 4xx (400, 404, 413, 422, 429) in the envelope",

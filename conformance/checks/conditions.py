@@ -33,11 +33,17 @@ def bad_input(a: Analysis) -> bool:
     return a.exchange.intent in BAD_INPUT
 
 
+def openai_route(a: Analysis) -> bool:
+    """A route of OpenAI's API: a protocol that is one, or a plain OpenAI route (the cancel endpoint and /health have
+    shapes of their own)."""
+    protocol = a.exchange.protocol
+    return protocol.openai if protocol is not None else a.exchange.endpoint in ("models", "model", "other")
+
+
 def openai_error_response(a: Analysis) -> bool:
-    """An error status on an OpenAI route (the cancel endpoint has its own shape)."""
+    """An error status on an OpenAI route."""
     status = a.exchange.status
-    return (status is not None and status >= 400
-            and a.exchange.endpoint in ("chat", "responses", "models", "model", "other"))
+    return status is not None and status >= 400 and openai_route(a)
 
 
 def no_stream_error(a: Analysis) -> bool:
@@ -61,10 +67,6 @@ def response_format(a: Analysis) -> str | None:
 
 def structured(a: Analysis) -> bool:
     return chat_answer(a) and response_format(a) in ("json_object", "json_schema")
-
-
-def ollama_stream(a: Analysis) -> bool:
-    return a.exchange.endpoint in ("ollama-chat", "ollama-generate") and a.success
 
 
 def max_tokens(a: Analysis) -> int | None:

@@ -120,7 +120,7 @@ def _error_payloads(a: Analysis) -> list[Any]:
 
 
 @check("ERR-008", "ERR-009", "ERR-010",
-       when=(lambda a: a.format == "sse" and a.exchange.endpoint == "chat", lambda a: bool(_error_payloads(a))))
+       when=(lambda a: a.format == "sse", lambda a: bool(_error_payloads(a))))  # chat's rules: its streams only
 def in_stream_error(a: Analysis) -> Iterator[Finding]:
     first = _error_payloads(a)[0]
     value = first.value

@@ -6,13 +6,18 @@ from collections.abc import Iterator
 from typing import Any
 
 from conformance.checks import Finding, check, finding, short
-from conformance.checks.conditions import headers_known, ollama_stream
+from conformance.checks.conditions import headers_known
 from conformance.exchange import Analysis
 from conformance.model import Intent
 
 
 def _terminal(value: Any) -> bool:
     return isinstance(value, dict) and (value.get("done") is True or "error" in value)
+
+
+def ollama_stream(a: Analysis) -> bool:
+    """A successful answer on Ollama's generating routes (its rules run on its routes only: Rule.protocol)."""
+    return a.exchange.endpoint in ("ollama-chat", "ollama-generate") and a.success
 
 
 @check("OLL-001", "OLL-002", "OLL-003", "OLL-004", "OLL-005", "OLL-006", when=(ollama_stream,))

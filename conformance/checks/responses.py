@@ -76,6 +76,46 @@ def response_object(a: Analysis) -> Iterator[Finding]:
                       offset=0)
 
 
+# Open Responses' ResponseResource: its required fields, and the JSON types a present value may take ("null" where
+# the schema allows null); enum and nested shapes are other rules' (RSP-011, RSP-014)
+RESOURCE_FIELDS: dict[str, tuple[str, ...]] = {
+    "id": ("string",), "object": ("string",), "created_at": ("integer",), "completed_at": ("integer", "null"),
+    "status": ("string",), "incomplete_details": ("object", "null"), "model": ("string",),
+    "previous_response_id": ("string", "null"), "instructions": ("string", "array", "null"), "output": ("array",),
+    "error": ("object", "null"), "tools": ("array",), "tool_choice": ("string", "object"), "truncation": ("string",),
+    "parallel_tool_calls": ("boolean",), "text": ("object",), "top_p": ("number",), "presence_penalty": ("number",),
+    "frequency_penalty": ("number",), "top_logprobs": ("integer",), "temperature": ("number",),
+    "reasoning": ("object", "null"), "user": ("string", "null"), "usage": ("object", "null"),
+    "max_output_tokens": ("integer", "null"), "max_tool_calls": ("integer", "null"), "store": ("boolean",),
+    "background": ("boolean",), "service_tier": ("string",), "metadata": ("object",),
+    "safety_identifier": ("string", "null"), "prompt_cache_key": ("string", "null"),
+}
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    return {float: "number", str: "string", list: "array", dict: "object"}.get(type(value), type(value).__name__)
+
+
+@check("RSP-028", when=(chat_answer, lambda a: a.expects("resource-fields"),
+                        lambda a: isinstance(_answer(a).response, dict)))
+def resource_fields(a: Analysis) -> Iterator[Finding]:
+    response = _answer(a).response
+    missing = [name for name in RESOURCE_FIELDS if name not in response]
+    wrong = [f"{name} {json_type(response[name])}" for name, kinds in RESOURCE_FIELDS.items() if name in response
+             and json_type(response[name]) not in kinds and not (json_type(response[name]) == "integer"
+                                                                 and "number" in kinds)]
+    if missing or wrong:
+        said = ([f"missing {', '.join(missing[:8])}" + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")]
+                if missing else []) + ([f"of the wrong type: {', '.join(wrong[:5])}"] if wrong else [])
+        yield finding(a, "RSP-028", "; ".join(said), "every field ResponseResource requires, null where it does not apply")
+
+
 @check("RSP-014", when=(chat_answer, lambda a: _answer(a).status == "completed"))
 def usage(a: Analysis) -> Iterator[Finding]:
     u = _answer(a).usage

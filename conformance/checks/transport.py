@@ -49,7 +49,7 @@ def stream_headers(a: Analysis) -> Iterator[Finding]:
 
 
 @check("TRN-006", when=(headers_known, lambda a: a.exchange.request_header("x-request-id") is not None,
-                        lambda a: not a.exchange.endpoint.startswith("ollama-")))  # OLL-012 for Ollama's routes
+                        lambda a: a.exchange.protocol is None or a.exchange.protocol.openai))  # OLL-012 for Ollama
 def request_id_echo(a: Analysis) -> Iterator[Finding]:
     sent = a.exchange.request_header("x-request-id")
     got = a.exchange.header("x-request-id")

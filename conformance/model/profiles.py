@@ -47,6 +47,8 @@ EXPECTATIONS: dict[str, str] = {
     "body-limit": "001 Images: bodies and images over their limits return HTTP 413",
     "done-terminator": "Open Responses specification, Streaming: the event stream of a response ends with data: [DONE] "
                        "after its terminal event",
+    "resource-fields": "Open Responses specification, ResponseResource: the response object carries every required "
+                       "field (null where it does not apply)",
     "documented-refusals": "001 Supported API: a value the server does not support (a reasoning_effort among them) "
                            "returns HTTP 400 with code unsupported_value",
 }
@@ -94,6 +96,7 @@ PROFILES: dict[str, Profile] = {
         Profile("vllm", frozenset(), "vLLM's OpenAI server."),
         Profile("ollama", frozenset(), "Ollama: its /v1 routes and native NDJSON."),
         Profile("openresponses", frozenset(), "The Open Responses specification: the Responses API's stream ends with "
-                "data: [DONE].", frozenset({"done-terminator"})),
+                "data: [DONE]; the response object carries every field its ResponseResource requires.",
+                frozenset({"done-terminator", "resource-fields"})),
     )
 }

@@ -56,6 +56,8 @@ class Protocol:
     # what a correct client library makes of an answer, in the shape client adapters print (content, reasoning,
     # tool_calls, finish_reason, usage, error, complete); None: the chat assembly as it is
     client_view: Callable[[Any], dict[str, Any]] | None = None
+    # one of OpenAI's APIs: its error envelope ({"error": {...}}) and its X-Request-ID echo apply (Ollama has its own)
+    openai: bool = True
 
     def endpoint_of(self, path: str) -> str | None:
         return next((name for suffix, name in self.routes if path.endswith(suffix)), None)

@@ -41,7 +41,7 @@ PROTOCOL = Protocol(
     name=NAME, framing="ndjson", streams_by_default=True,
     routes=(("/api/chat", "ollama-chat"), ("/api/generate", "ollama-generate"), ("/api/pull", "ollama-pull"),
             ("/api/tags", "ollama-tags")),
-    analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers,
+    analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers, openai=False,
 )
 
 __all__ = ["NAME", "PROTOCOL", "assemble_frames"]
