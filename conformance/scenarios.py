@@ -166,8 +166,10 @@ def _scenarios() -> list[Scenario]:
         s("non-stream", "chunks", lambda c: chat(c, HELLO, stream=False, max_tokens=ANSWER), description="stream: false."),
         s("no-stream-field", "transport", lambda c: chat(c, HELLO, stream=None, max_tokens=ANSWER),
           description="No stream field at all: the answer must not stream."),
-        s("max-tokens", "finish", lambda c: chat(c, LONG, max_tokens=5, intent=Intent.EXPECT_LENGTH, **usage),
-          description="max_tokens 5 on a long answer: finish length, completion_tokens <= 5."),
+        s("max-tokens", "finish", lambda c: chat(c, LONG, max_tokens=5, temperature=0, intent=Intent.EXPECT_LENGTH,
+                                                 **usage), kind="cap-compare",
+          description="max_tokens 5 on a long answer: finish length, completion_tokens <= 5 (the same request with "
+          "max_tokens 20, sent first, shows whether the answer was cut)."),
         s("max-completion-tokens", "finish", lambda c: chat(c, LONG, stream=False, max_completion_tokens=5,
                                                             intent=Intent.EXPECT_LENGTH),
           description="max_completion_tokens 5, non-stream."),

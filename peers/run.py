@@ -5,6 +5,11 @@ the wire log of the first run), reports/<server>/RUNS.json (both runs' verdicts,
 version, the wall times) and the matrix of all of them (reports/matrix.md and matrix.html).
 
     python peers/run.py [--only NAME ...] [--list]
+    python peers/run.py --category responses [--only NAME ...]
+
+With --category, each chosen peer is run once with only that category's scenarios (a protocol a peer gained after
+its published run: the Responses API), into reports/<server>/<category>/ with CATEGORY.json beside it, and its
+fixtures into fixtures/<server>-<category>/; the published report of the whole suite is left as it is.
 
 A peer that cannot be installed or started here is reported as such in reports/peers.json and the matrix
 notes, never guessed at. Nothing is downloaded at run time but the peers' own packages from the registries.
@@ -177,7 +182,7 @@ def model_dir() -> Path:
 
 
 def serve_and_run(peer: Peer, by_name: dict[str, Peer], report_dir: Path, log: Path,
-                  entry: dict[str, object]) -> tuple[float, int]:
+                  entry: dict[str, object], extra: tuple[str, ...] = ()) -> tuple[float, int]:
     """Start the peer (and its backend), run the suite once, stop them by their process ids. Each run gets
     fresh processes: work a server goes on with after the suite left (a prefill it does not abandon) must
     not slow the next run down."""
@@ -205,7 +210,7 @@ def serve_and_run(peer: Peer, by_name: dict[str, Peer], report_dir: Path, log: P
         base = f"http://127.0.0.1:{port}{peer.base_path}"
         wait_ready(f"{base}/models", server.proc, peer.ready_timeout, peer.api_key)
         args = [*peer.run_args, *(["--api-key", peer.api_key] if peer.api_key else []),
-                *(["--model", str(model)] if peer.model_arg else [])]
+                *(["--model", str(model)] if peer.model_arg else []), *extra]
         return run_suite(base, report_dir, args)
     finally:
         for proc in reversed(started):
@@ -235,6 +240,33 @@ def run_peer(peer: Peer, by_name: dict[str, Peer]) -> dict[str, object]:
     return entry
 
 
+def run_category(peer: Peer, by_name: dict[str, Peer], category: str) -> dict[str, object]:
+    """One run of one category's scenarios against the peer, its report beside the published one."""
+    from peers.record import FIXTURES, record, source
+
+    logs = PEERS / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    log = logs / f"{peer.name}-{category}.log"
+    entry: dict[str, object] = {"name": peer.name, "title": peer.title, "category": category}
+    report = REPORTS / peer.name / category
+    try:
+        venv = ensure_venv(peer, log)
+        entry["version"] = subprocess.run([str(venv_python(venv)), "-c", peer.version], capture_output=True,
+                                          text=True, check=True).stdout.strip()
+        wall, rc = serve_and_run(peer, by_name, report, log, entry, ("--category", category))
+        doc = json.loads((report / "results.json").read_text())
+        entry.update(wall_s=round(wall, 1), exit=rc, failed=_failed(report / "results.json"),
+                     capabilities={k: v["supported"] for k, v in doc["target"]["capabilities"].items()
+                                   if k.startswith(category.rstrip("s"))})
+        found = record(report, FIXTURES / f"{peer.name}-{category}", source(peer.title, str(entry["version"])))
+        entry["fixtures"] = len(found)
+    except Exception as exc:  # noqa: BLE001 - a peer that cannot be had is reported, not guessed
+        entry["error"] = f"{type(exc).__name__}: {exc}"[:500]
+    report.mkdir(parents=True, exist_ok=True)
+    (report / "CATEGORY.json").write_text(json.dumps(entry, indent=2) + "\n")
+    return entry
+
+
 def run_reference() -> dict[str, object]:
     """The bundled reference server, twice, as the matrix's first column."""
     from importlib.metadata import version
@@ -261,6 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python peers/run.py", description=__doc__)
     parser.add_argument("--only", action="append", default=[], help="only this peer (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the peers and exit")
+    parser.add_argument("--category", help="run only this category's scenarios, once, beside the published reports")
     parser.add_argument("--rejudge", action="store_true",
                         help="start no server: judge both runs' wire logs again with the rules of now, and rewrite "
                              "RUNS.json, the fixtures and the matrix")
@@ -274,6 +307,13 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown peer(s) {unknown}; --list shows them")
     chosen = [by_name[n] for n in args.only] if args.only else CATALOG
+    if args.category:
+        for peer in chosen:
+            print(f"{peer.name}: installing, starting, running the {args.category} scenarios", flush=True)
+            entry = run_category(peer, by_name, args.category)
+            print(f"  {json.dumps({k: entry.get(k) for k in ('version', 'wall_s', 'capabilities', 'error')})}",
+                  flush=True)
+        return 0
     summary_path = REPORTS / "peers.json"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
     if args.rejudge:

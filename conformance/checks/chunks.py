@@ -72,6 +72,14 @@ def constant_id_model(a: Analysis) -> Iterator[Finding]:
     yield from _constant(a, "CHK-004", "model")
 
 
+def _spans_a_second(a: Analysis) -> bool:
+    """Whether the stream lasted long enough that a clock read per chunk must change (offline bytes: always judged).
+    A short stream shows a drifting created only when it happens to cross a second boundary: not judged, so two runs
+    of one server agree; the clock scenario's stream is sized to last over a second (issue 27)."""
+    arrivals = a.exchange.arrivals
+    return not arrivals or arrivals[-1][0] - arrivals[0][0] >= 1.0
+
+
 @check("CHK-005", "CHK-006", when=(chat_answer,))
 def created(a: Analysis) -> Iterator[Finding]:
     first: Any = None
@@ -86,7 +94,7 @@ def created(a: Analysis) -> Iterator[Finding]:
             return
         if first is None:
             first = value
-        elif value != first:
+        elif value != first and _spans_a_second(a):
             yield finding(a, "CHK-005", f"created {value} after {first}", "the same created on every chunk",
                           event=event)
             return

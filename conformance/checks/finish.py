@@ -90,6 +90,16 @@ def cap_honored(a: Analysis) -> Iterator[Finding]:
 def length_finish(a: Analysis) -> Iterator[Finding]:
     cap = max_tokens(a)
     used = (usage_of(a) or {}).get("completion_tokens")
+    uncapped = a.exchange.observations.uncapped
+    choices = list(a.assembled.choices.values())
+    if uncapped is not None and choices and all(uncapped.startswith(c.content) for c in choices):
+        # the same request with a larger cap (temperature 0) shows whether this answer was cut, whatever the usage
+        # says (an off-by-one count stays under the cap: issue 27); an answer that differs leaves it to the counts
+        for choice in choices:
+            if len(uncapped) > len(choice.content) and choice.finish_reason != "length":
+                yield finding(a, "FIN-007", f"finish_reason {choice.finish_reason!r} for {short(choice.content, 40)}, "
+                              f"the answer with a larger cap cut short ({short(uncapped, 60)})", "length")
+        return
     pieces = sum(1 for p in a.chunks if carries_output(p.value))
     if cap is not None and (used < cap if isinstance(used, int) else pieces < cap):
         return  # the answer ended by itself before the cap (its usage, else its chunk count, says so)

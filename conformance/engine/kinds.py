@@ -300,12 +300,17 @@ class Clock(Kind):
         asked = int((req.body or {}).get("max_tokens") or 48)
         wanted = asked
         arrivals = first.arrivals
-        span = arrivals[-1][0] - arrivals[0][0] if first.status == 200 and len(arrivals) >= 2 else None
+        span = None  # how long the probe's generation took: its first read to its last, or for one read (a server
+        if first.status == 200 and arrivals:  # that buffers) the time to it, an upper bound
+            span = arrivals[-1][0] - arrivals[0][0] if len(arrivals) >= 2 else arrivals[-1][0]
         if span is not None and span < CLOCK_SPAN_S:
             wanted = int(asked * CLOCK_SPAN_S / max(span, 0.001)) + 1
         cap = CLOCK_MAX_TOKENS if run.context is None else min(CLOCK_MAX_TOKENS, max(asked, run.context // 2))
         wanted = max(asked, min(wanted, cap))
-        return [run.send(replace(req, body={**(req.body or {}), "max_tokens": wanted})), first]
+        ex = run.send(replace(req, body={**(req.body or {}), "max_tokens": wanted}))
+        if span is not None and span > 0:  # the generation lasts this long at the probe's speed
+            ex = replace(ex, observations=ex.observations.with_(paced_s=round(span * wanted / asked, 3)))
+        return [ex, first]
 
     def seconds(self, limits: Limits) -> float:
         return 2 * limits.total
@@ -338,6 +343,43 @@ class StopCompare(Kind):
         unstopped = how.curl(replace(req, body=_unstopped(req)))
         return (f"{unstopped}\n# the same request with its stop sequences: the answer is the first cut before them\n"
                 f"{how.curl(req, True)}")
+
+
+CAP_FIELDS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+UNCAPPED = 4  # the comparison's cap, times the scenario's
+
+
+class CapCompare(Kind):
+    """The request with four times its token cap first, then as it is (both at temperature 0): an answer that is the
+    longer one cut short was cut by the cap, and must say length (FIN-007), whatever its usage counts."""
+
+    name = "cap-compare"
+
+    def send(self, run: Runner, req: Request) -> list[Exchange]:
+        first = run.send(replace(req, body=_uncapped(req), scenario=f"{req.scenario}/uncapped"))
+        capped = run.send(req)
+        content = None
+        if first.status == 200:
+            choices = analyze(first, run.settings.profile).assembled.choices
+            content = choices[min(choices)].content[:4096] if choices else None
+        if content is None:
+            return [capped, first]
+        return [replace(capped, observations=capped.observations.with_(uncapped=content)), first]
+
+    def seconds(self, limits: Limits) -> float:
+        return 2 * limits.total
+
+    def script(self, req: Request, how: Script) -> str:
+        return (f"{how.curl(replace(req, body=_uncapped(req)))}\n# the same request with its own cap: the answer is the "
+                f"first cut short, and says length\n{how.curl(req, True)}")
+
+
+def _uncapped(req: Request) -> dict[str, Any]:
+    body = dict(req.body or {})
+    for name in CAP_FIELDS:
+        if isinstance(body.get(name), int):
+            body[name] = body[name] * UNCAPPED
+    return body
 
 
 def _unstopped(req: Request) -> dict[str, Any]:
@@ -478,7 +520,8 @@ def _response_id(ex: Exchange) -> tuple[str | None, str]:
 
 
 KINDS: dict[str, Kind] = {k.name: k for k in (Kind(), Followup(), Http10(), Disconnect(), Cancel(), CancelCompleted(),
-                                               Repeat(), Clock(), StopCompare(), Burst(), Chain())}
+                                               Repeat(), Clock(), StopCompare(), CapCompare(), Burst(),
+                                               Chain())}
 
 
 def kind_of(sc: Scenario) -> Kind:

@@ -73,6 +73,8 @@ class Observations:
     burst: Burst | None = None
     retried: str | None = None  # the suite sent the request again: why (a 429 with Retry-After, waited out)
     unstopped: str | None = None  # the answer to the same request without its stop sequences (FIN-011)
+    uncapped: str | None = None  # the answer to the same request with four times its token cap (FIN-007)
+    paced_s: float | None = None  # how long the clock scenario sized this stream to last (TRN-007, CHK-005)
     not_sent: str | None = None  # a request the scenario would make from the server's data and did not: why
     chained: Chained | None = None  # the stored response this request continued (previous_response_id)
 
@@ -98,7 +100,7 @@ class Observations:
         doc = doc or {}
         known = {"aborted", "error", "elapsed_s", "disconnected_after_events", "followup_status", "liveness_status",
                  "unknown_field", "headers_unknown", "disconnect", "capability", "burst", "retried", "unstopped",
-                 "not_sent", "chained"}
+                 "not_sent", "chained", "uncapped", "paced_s"}
         unknown = sorted(set(doc) - known)
         if unknown:
             raise ValueError(f"unknown observation {unknown[0]!r}")
@@ -115,6 +117,7 @@ class Observations:
             disconnect=Disconnect(**disconnect) if isinstance(disconnect, dict) else None,
             capability=CapabilityShown(**capability) if isinstance(capability, dict) else None,
             burst=Burst(**burst) if isinstance(burst, dict) else None, retried=doc.get("retried"),
-            unstopped=doc.get("unstopped"), not_sent=doc.get("not_sent"),
+            unstopped=doc.get("unstopped"), not_sent=doc.get("not_sent"), uncapped=doc.get("uncapped"),
+            paced_s=doc.get("paced_s"),
             chained=Chained(**chained) if isinstance(chained, dict) else None,
         )

@@ -7,6 +7,8 @@ import json
 import socket
 import time
 
+import pytest
+
 from conformance.client import Request
 from conformance.engine.judge import refused_variant
 from conformance.engine.runner import Runner
@@ -253,3 +255,34 @@ def test_a_stream_cut_short_is_sent_again_alone() -> None:
             Request(body={"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}))
     assert seen["chat"] == 2 and b'"finish_reason": "stop"' in ex.body
     assert ex.observations.retried is not None and "before any choice finished" in ex.observations.retried
+
+
+def _slow_refusal_once(seen: dict[str, int]):  # type: ignore[no-untyped-def]
+    """A refusal late the first time (as under the suite's own load: issue 27), prompt after."""
+    def behaviour(conn: socket.socket, req: Req) -> None:
+        if req.path.endswith("/chat/completions") and req.json() is None:
+            seen["bad"] += 1
+            if seen["bad"] == 1:
+                time.sleep(1.5)
+            send(conn, 400, {"Content-Type": "application/json"},
+                 b'{"error":{"message":"bad json","type":"invalid_request_error","code":"invalid_json"}}')
+            return
+        answer(conn, req)
+    return behaviour
+
+
+def test_a_refusal_late_under_the_runs_load_is_timed_again_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance import settings
+    from conformance.model import Intent
+
+    monkeypatch.setattr(settings, "REFUSAL_S", 1.0)  # the refusal deadline, 10 s in a run
+    bad = Request(content=b"{", intent=Intent.MALFORMED_JSON, headers={"Content-Type": "application/json"})
+    seen = {"bad": 0}
+    with HostileServer(_slow_refusal_once(seen)) as server:
+        ex = Runner(build_settings(base_url=server.base_url, timeout=20, workers=4)).send(bad)
+    assert ex.status == 400 and ex.observations.aborted is None and seen["bad"] == 2
+    assert ex.observations.retried is not None and "refusal deadline" in ex.observations.retried
+    seen = {"bad": 0}
+    with HostileServer(_slow_refusal_once(seen)) as server:  # one worker: nothing else was in flight, it stands
+        ex = Runner(build_settings(base_url=server.base_url, timeout=20, workers=1)).send(bad)
+    assert ex.observations.aborted == "refusal deadline" and seen["bad"] == 1

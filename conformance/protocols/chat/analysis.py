@@ -13,8 +13,11 @@ from conformance.protocols.chat.payloads import carries_output
 
 def analyze(a: Any, pieces: Iterable[bytes]) -> None:
     """Decode and assemble an SSE body, or assemble a JSON body, into ``a`` (an ``exchange.Analysis``)."""
+    fmt = a.request.get("response_format")
+    structured = isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema")
     if a.format == "sse":
-        a.events, a.stats, a.payloads, a.assembled = decode_and_assemble(pieces, max_events=MAX_JUDGED_EVENTS)
+        a.events, a.stats, a.payloads, a.assembled = decode_and_assemble(pieces, max_events=MAX_JUDGED_EVENTS,
+                                                                         structured=structured)
         if "first-name-kept" in a.profile.allows:  # seed 000: the first non-null name, not the pieces appended
             for choice in a.assembled.choices.values():
                 for call in choice.tool_calls.values():
@@ -23,7 +26,7 @@ def analyze(a: Any, pieces: Iterable[bytes]) -> None:
             a.judged_bytes = a.stats.total_bytes
     elif a.format == "json":
         a.json_body = json.loads(a.exchange.body.decode("utf-8"))
-        a.assembled = assemble_body(a.json_body)
+        a.assembled = assemble_body(a.json_body, structured)
     a.answer = a.assembled
 
 

@@ -30,13 +30,18 @@ from conformance.wire.sse import SSEEvent, SSEStats
 
 
 class ThinkSplitter:
-    """Splits inline ``<think>…</think>`` out of content; markers may be cut anywhere."""
+    """Splits inline ``<think>…</think>`` out of content; markers may be cut anywhere (seed 003 §4: ``a<thi`` then
+    ``nk>b</think>c`` is answer ``ac``, reasoning ``b``). In structured output (``literal_after_text``) a reasoning
+    block can only come before the answer: once answer text has begun, ``<think>`` is the JSON's own text (a key or a
+    string may hold it), never a carrier."""
 
-    def __init__(self) -> None:
+    def __init__(self, literal_after_text: bool = False) -> None:
         self.inside = False
         self.seen = False
         self.pending = ""
         self.parts: list[tuple[bool, str]] = []  # (is_reasoning, text)
+        self.literal_after_text = literal_after_text
+        self.answered = False  # answer text (not whitespace) has been emitted
 
     def feed(self, text: str) -> None:
         if self.pending:
@@ -45,10 +50,15 @@ class ThinkSplitter:
             self._emit(text)
             return
         while text:
+            if self.literal_after_text and self.answered and not self.inside:
+                self._emit(text)  # the answer has begun: the rest of the structured output is text
+                return
             marker = THINK_CLOSE if self.inside else THINK_OPEN
             at = text.find(marker)
             if at >= 0:
                 self._emit(text[:at])
+                if self.literal_after_text and self.answered and not self.inside:
+                    continue  # the marker is inside the JSON: the top of the loop emits it as text
                 self.inside = not self.inside
                 self.seen = True
                 text = text[at + len(marker) :]
@@ -66,6 +76,8 @@ class ThinkSplitter:
     def _emit(self, text: str) -> None:
         if text:
             self.parts.append((self.inside, text))
+            if not self.inside and not self.answered and text.strip():
+                self.answered = True
 
 
 def partial_marker(text: str, marker: str) -> int:
@@ -165,10 +177,11 @@ class Assembled:
     done: bool = False
     done_end: int | None = None  # where the [DONE] event's block ends in the body
     filtered: bool = False  # a content filter's verdict said filtered: true (Azure, 003 §3.7)
+    structured: bool = False  # the request asked for JSON: <think> is a carrier only before the answer begins
 
     def choice(self, index: int = 0) -> Choice:
         if index not in self.choices:
-            self.choices[index] = Choice(index)
+            self.choices[index] = Choice(index, think=ThinkSplitter(self.structured))
         return self.choices[index]
 
     def to_json(self) -> dict[str, Any]:
@@ -352,9 +365,9 @@ def assemble_events(events: list[SSEEvent]) -> tuple[list[Payload], Assembled]:
     return assembler.payloads, assembler.close()
 
 
-def assemble_body(body: Any) -> Assembled:
+def assemble_body(body: Any, structured: bool = False) -> Assembled:
     """Assemble a non-stream ``chat.completion`` JSON body the same way."""
-    result = Assembled(done=True)
+    result = Assembled(done=True, structured=structured)
     if not isinstance(body, dict):
         return result
     if "error" in body and "choices" not in body:
@@ -377,7 +390,7 @@ def assemble_body(body: Any) -> Assembled:
     return result
 
 
-def decode_and_assemble(pieces: Iterable[bytes], max_events: int | None = None,
+def decode_and_assemble(pieces: Iterable[bytes], max_events: int | None = None, structured: bool = False,
                         ) -> tuple[list[SSEEvent], SSEStats, list[Payload], Assembled]:
     """Decode an SSE body delivered in pieces and assemble it: the whole wire layer in one call.
     With ``max_events``, feeding stops at the first piece that passes it (``stats.total_bytes`` says
@@ -385,5 +398,6 @@ def decode_and_assemble(pieces: Iterable[bytes], max_events: int | None = None,
     from conformance.protocols import feed_sse
 
     assembler = Assembler()
+    assembler.result.structured = structured
     events, stats = feed_sse(pieces, assembler.feed_events, max_events)
     return events, stats, assembler.payloads, assembler.close()
