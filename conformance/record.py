@@ -14,6 +14,8 @@ from conformance.repro import redact_headers
 from conformance.scenarios import BY_NAME
 
 SUFFIX = {"sse": ".sse", "ndjson": ".ndjson"}
+# what a recorded fixture pins of the assembly: chat's message, or the Responses API's status, text and items
+PINNED = ("content", "reasoning", "finish_reason", "tool_calls", "status", "text", "items")
 
 
 def sidecar(ex: Exchange, source: str, profile: str) -> dict[str, Any]:
@@ -28,8 +30,7 @@ def sidecar(ex: Exchange, source: str, profile: str) -> dict[str, Any]:
         "request_http_version": ex.request_http_version, "intent": ex.intent,
         "observations": {k: v for k, v in ex.observations.to_json().items() if k != "elapsed_s"}, "profile": profile,
         "arrivals": [list(p) for p in ex.arrivals],
-        "expected": {"failed": failed, "assembled": {k: assembled[k] for k in ("content", "reasoning",
-                                                                               "finish_reason", "tool_calls")}},
+        "expected": {"failed": failed, "assembled": {k: assembled[k] for k in PINNED if k in assembled}},
     }
 
 

@@ -113,7 +113,7 @@ def test_reports_group_failures_by_rule(must_fault_server: ServerProcess, tmp_pa
     proc = run(must_fault_server, tmp_path, *[a for s in scenarios for a in ("--scenario", s)])
     assert proc.returncode == 1, proc.stdout + proc.stderr
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
-    assert md.count("### CHK-009 ") == 1 and "and 3 more" in md  # the five and the request-id probe
+    assert md.count("### CHK-009 ") == 1 and "and 4 more" in md  # the five, the request-id probe, max-tokens/uncapped
     assert "- Source: " in md and "Response: status 200; content-type: text/event-stream" in md
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     # once in the failing rules on the first screen (a link), once in the details it links to (open: a must)

@@ -24,7 +24,8 @@ def test_overflow_prompt_is_sized_from_the_context_the_server_states(ref_server:
 def test_token_totals_are_reported(ref_server: ServerProcess) -> None:
     settings = build_settings(base_url=ref_server.base_url, scenarios=["stream-plain", "non-stream", "max-tokens"])
     tokens = execute(settings).tokens
-    assert tokens["asked"] == 32 + 32 + 32 + 5 and tokens["uncapped"] == 0  # and the request-id probe's 32
+    # the request-id probe's 32, and max-tokens's 5 and 20 (it sends the same request at four times its cap first)
+    assert tokens["asked"] == 32 + 32 + 32 + 5 + 20 and tokens["uncapped"] == 0
     assert 0 < tokens["received"] <= tokens["asked"]
 
 
