@@ -126,7 +126,7 @@ FACTS: tuple[Fact, ...] = (
        "seeds/afm-cancelled defects/cancelled-as-stop"),
     _f("000", "Optional profiling events", "`X-AFM-Profile: true`",
        "X-AFM-Profile: true adds one afm_profile object.", "CHK-020", "afm-profile",
-       "seeds/afm-profile defects/profile-event-unasked", dialect="afm"),
+       "seeds/afm-profile defects/profile-event-unasked defects/afm-profile-ignored", dialect="afm"),
     _f("000", "Optional profiling events", "`X-AFM-Profile: extended`",
        "X-AFM-Profile: extended adds afm_profile_extended with summary and samples.", "CHK-020",
        "afm-profile-extended", "seeds/afm-profile-extended", dialect="afm"),
@@ -268,7 +268,8 @@ FACTS: tuple[Fact, ...] = (
        "ollama-chat ollama-generate", "seeds/ollama-generate defects/ollama-no-done defects/ollama-done-no-reason "
        "defects/ollama-done-missing-early"),
     _f("002", "2. Ollama streaming", "done_reason is stop for natural completion",
-       "A natural end says done_reason stop.", "OLL-004", "ollama-chat", "seeds/ollama-chat"),
+       "A natural end says done_reason stop.", "OLL-004", "ollama-chat",
+       "seeds/ollama-chat defects/ollama-natural-end-length"),
     _f("002", "2. Ollama streaming", "length when generation reaches the effective max output token limit",
        "A generation cut by num_predict says done_reason length.", "OLL-011", "ollama-length",
        "conformant/ollama-length defects/ollama-length-as-stop"),

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from conformance.checks import Finding, check, finding, short
-from conformance.checks.conditions import chat_answer, headers_known, usage_of
+from conformance.checks.conditions import chat_answer, chat_sse, complete, headers_known, usage_of
 from conformance.exchange import Analysis
 from conformance.model import Intent
 from conformance.protocols.chat.payloads import PROFILE_KEYS
@@ -81,9 +81,19 @@ def _profile_payloads(a: Analysis) -> list[Any]:
     return [p for p in a.payloads if isinstance(p.value, dict) and any(k in p.value for k in PROFILE_KEYS)]
 
 
-@check("CHK-020", when=(lambda a: a.format == "sse" and bool(_profile_payloads(a)),))
+def _profile_asked(a: Analysis) -> bool:
+    """Under a dialect that has profile events (seed 000), a successful stream that asked for them."""
+    asked = (a.exchange.request_header("x-afm-profile") or "").strip().lower()
+    return asked in ("true", "extended") and a.allows("profile-events") and chat_sse(a) and complete(a)
+
+
+@check("CHK-020", when=(lambda a: a.format == "sse" and (bool(_profile_payloads(a)) or _profile_asked(a)),))
 def profile_events(a: Analysis) -> Iterator[Finding]:
     asked = (a.exchange.request_header("x-afm-profile") or "").strip().lower()
+    if not _profile_payloads(a):  # seed 000: X-AFM-Profile asks for the event; under afm its absence is a finding
+        yield finding(a, "CHK-020", f"no profile event for X-AFM-Profile: {asked}",
+                      "an afm_profile event after the finish and usage, before [DONE]")
+        return
     profiles = {p.index for p in _profile_payloads(a)}
     last_chunk = max((p.index for p in a.chunks if p.index not in profiles), default=-1)
     done = next((p.index for p in a.payloads if p.kind == "done"), None)

@@ -39,6 +39,13 @@ def frames(a: Analysis) -> Iterator[Finding]:
     if last.get("done") is True and last.get("done_reason") not in ("stop", "length"):
         yield finding(a, "OLL-004", f"done_reason {short(last.get('done_reason'))}", "stop or length",
                       offset=lines[end].offset)
+    options = a.request.get("options")
+    cap = options.get("num_predict") if isinstance(options, dict) else None
+    used = last.get("eval_count")
+    if last.get("done") is True and last.get("done_reason") == "length" and isinstance(cap, int) \
+            and isinstance(used, int) and 0 <= used < cap:  # seed 002: done_reason is stop for natural completion
+        yield finding(a, "OLL-004", f"done_reason length after {used} of num_predict {cap} tokens",
+                      "stop: the answer ended by itself before the cap", offset=lines[end].offset)
     if end != len(lines) - 1:
         yield finding(a, "OLL-005", f"{len(lines) - 1 - end} line(s) after the final frame", "nothing",
                       offset=lines[end + 1].offset)
