@@ -117,9 +117,9 @@ def test_reports_group_failures_by_rule(must_fault_server: ServerProcess, tmp_pa
     assert "- Source: " in md and "Response: status 200; content-type: text/event-stream" in md
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     # once in the failing rules on the first screen (a link), once in the details it links to (open: a must)
-    assert html.count("<b>CHK-009</b>") == 2 and html.count('href="#rule-CHK-009"') == 1 and "and 3 more" in html
+    assert html.count("<b>CHK-009</b>") == 2 and html.count('href="#rule-CHK-009"') == 1 and "and 4 more" in html
     assert html.count('id="rule-CHK-009"') == 1 and '<details id="rule-CHK-009" class=""\n open>' in html
-    assert "and 3 more" in proc.stdout  # the terminal groups them too
+    assert "and 4 more" in proc.stdout  # the terminal groups them too
     doc = results(tmp_path)
     failed = [c for c in doc["checks"] if c["rule"] == "CHK-009" and c["outcome"] == "failed"]
-    assert len(failed) == 6 and all(c["findings"] and c["evidence"]["status"] == 200 for c in failed)
+    assert len(failed) == 7 and all(c["findings"] and c["evidence"]["status"] == 200 for c in failed)
