@@ -224,8 +224,7 @@ def run_peer(peer: Peer, by_name: dict[str, Peer]) -> dict[str, object]:
     entry: dict[str, object] = {"name": peer.name, "title": peer.title}
     try:
         venv = ensure_venv(peer, log)
-        entry["version"] = subprocess.run([str(venv_python(venv)), "-c", peer.version], capture_output=True,
-                                          text=True, check=True).stdout.strip()
+        entry["version"] = installed_version(peer, venv)
         report, second = REPORTS / peer.name, PEERS / "second" / peer.name
         first_s, first_rc = serve_and_run(peer, by_name, report, log, entry)
         second_s, _ = serve_and_run(peer, by_name, second, log, entry)
@@ -240,6 +239,12 @@ def run_peer(peer: Peer, by_name: dict[str, Peer]) -> dict[str, object]:
     return entry
 
 
+def installed_version(peer: Peer, venv: Path) -> str:
+    """The peer's version, as its own venv reports it."""
+    return subprocess.run([str(venv_python(venv)), "-c", peer.version], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
 def run_category(peer: Peer, by_name: dict[str, Peer], category: str) -> dict[str, object]:
     """One run of one category's scenarios against the peer, its report beside the published one."""
     from peers.record import FIXTURES, record, source
@@ -251,8 +256,7 @@ def run_category(peer: Peer, by_name: dict[str, Peer], category: str) -> dict[st
     report = REPORTS / peer.name / category
     try:
         venv = ensure_venv(peer, log)
-        entry["version"] = subprocess.run([str(venv_python(venv)), "-c", peer.version], capture_output=True,
-                                          text=True, check=True).stdout.strip()
+        entry["version"] = installed_version(peer, venv)
         wall, rc = serve_and_run(peer, by_name, report, log, entry, ("--category", category))
         doc = json.loads((report / "results.json").read_text())
         entry.update(wall_s=round(wall, 1), exit=rc, failed=_failed(report / "results.json"),

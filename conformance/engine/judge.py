@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from conformance.checks import evaluate
-from conformance.engine.kinds import kind_of
+from conformance.engine.kinds import CAP_FIELDS, kind_of
 from conformance.engine.runner import Outcome
 from conformance.exchange import Exchange, analyze
 from conformance.model import Intent, Level, gating_levels
@@ -329,9 +329,6 @@ def _unjudged_reason(category: str, ran: set[str], caps: dict[str, dict[str, Any
     if not any(sc.category == category and sc.name in ran for sc in SCENARIOS):
         return f"no {category} scenario ran"
     return "no exchange of this run could show this rule (it applies to exchanges the server did not produce)"
-
-
-CAP_FIELDS = ("max_completion_tokens", "max_tokens", "max_output_tokens")
 
 
 def token_totals(outcomes: list[Outcome], profile: str) -> dict[str, int]:

@@ -319,71 +319,64 @@ class Clock(Kind):
         return f"{how.curl(req, True)}\n# then the same with max_tokens scaled so that the stream lasts over a second"
 
 
-class StopCompare(Kind):
-    """The request without its stop sequences first, then with them (both at temperature 0): the stopped answer
-    must be the unstopped one cut before the first sequence (FIN-011), not more."""
+class Compare(Kind):
+    """The request changed one way first (its baseline), then as it is (both at temperature 0): the baseline's
+    answer is kept on the scenario's exchange as an observation (``field``), for the rule that compares them."""
 
-    name = "stop-compare"
+    field: ClassVar[str]
+    note: ClassVar[str]  # the script's comment between the two requests
+
+    def baseline(self, req: Request) -> dict[str, Any]:
+        raise NotImplementedError
 
     def send(self, run: Runner, req: Request) -> list[Exchange]:
-        first = run.send(replace(req, body=_unstopped(req), scenario=f"{req.scenario}/unstopped"))
-        stopped = run.send(req)
+        first = run.send(replace(req, body=self.baseline(req), scenario=f"{req.scenario}/{self.field}"))
+        ex = run.send(req)
         content = None
         if first.status == 200:
             choices = analyze(first, run.settings.profile).assembled.choices
             content = choices[min(choices)].content[:4096] if choices else None
         if content is None:
-            return [stopped, first]
-        return [replace(stopped, observations=stopped.observations.with_(unstopped=content)), first]
+            return [ex, first]
+        return [replace(ex, observations=ex.observations.with_(**{self.field: content})), first]
 
     def seconds(self, limits: Limits) -> float:
         return 2 * limits.total
 
     def script(self, req: Request, how: Script) -> str:
-        unstopped = how.curl(replace(req, body=_unstopped(req)))
-        return (f"{unstopped}\n# the same request with its stop sequences: the answer is the first cut before them\n"
-                f"{how.curl(req, True)}")
+        return f"{how.curl(replace(req, body=self.baseline(req)))}\n# {self.note}\n{how.curl(req, True)}"
 
 
-CAP_FIELDS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+class StopCompare(Compare):
+    """Without its stop sequences first: the stopped answer must be the unstopped one cut before the first sequence
+    (FIN-011), not more."""
+
+    name = "stop-compare"
+    field = "unstopped"
+    note = "the same request with its stop sequences: the answer is the first cut before them"
+
+    def baseline(self, req: Request) -> dict[str, Any]:
+        return {k: v for k, v in (req.body or {}).items() if k != "stop"}
+
+
+CAP_FIELDS = ("max_completion_tokens", "max_tokens", "max_output_tokens")  # the token caps a request may set
 UNCAPPED = 4  # the comparison's cap, times the scenario's
 
 
-class CapCompare(Kind):
-    """The request with four times its token cap first, then as it is (both at temperature 0): an answer that is the
-    longer one cut short was cut by the cap, and must say length (FIN-007), whatever its usage counts."""
+class CapCompare(Compare):
+    """With four times its token cap first: an answer that is the longer one cut short was cut by the cap, and must
+    say length (FIN-007), whatever its usage counts."""
 
     name = "cap-compare"
+    field = "uncapped"
+    note = "the same request with its own cap: the answer is the first cut short, and says length"
 
-    def send(self, run: Runner, req: Request) -> list[Exchange]:
-        first = run.send(replace(req, body=_uncapped(req), scenario=f"{req.scenario}/uncapped"))
-        capped = run.send(req)
-        content = None
-        if first.status == 200:
-            choices = analyze(first, run.settings.profile).assembled.choices
-            content = choices[min(choices)].content[:4096] if choices else None
-        if content is None:
-            return [capped, first]
-        return [replace(capped, observations=capped.observations.with_(uncapped=content)), first]
-
-    def seconds(self, limits: Limits) -> float:
-        return 2 * limits.total
-
-    def script(self, req: Request, how: Script) -> str:
-        return (f"{how.curl(replace(req, body=_uncapped(req)))}\n# the same request with its own cap: the answer is the "
-                f"first cut short, and says length\n{how.curl(req, True)}")
-
-
-def _uncapped(req: Request) -> dict[str, Any]:
-    body = dict(req.body or {})
-    for name in CAP_FIELDS:
-        if isinstance(body.get(name), int):
-            body[name] = body[name] * UNCAPPED
-    return body
-
-
-def _unstopped(req: Request) -> dict[str, Any]:
-    return {k: v for k, v in (req.body or {}).items() if k != "stop"}
+    def baseline(self, req: Request) -> dict[str, Any]:
+        body = dict(req.body or {})
+        for name in CAP_FIELDS:
+            if isinstance(body.get(name), int):
+                body[name] = body[name] * UNCAPPED
+        return body
 
 
 class Burst(Kind):
