@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -80,6 +81,14 @@ def _spans_a_second(a: Analysis) -> bool:
     return not arrivals or arrivals[-1][0] - arrivals[0][0] >= 1.0
 
 
+def _a_clock_could(a: Analysis, change: int) -> bool:
+    """Whether a clock read per chunk could make this change within the stream's arrival span: forward, by no more
+    seconds than the span covers. A larger or backward change is no clock's, whatever the stream's length."""
+    arrivals = a.exchange.arrivals
+    span = arrivals[-1][0] - arrivals[0][0] if arrivals else 0.0
+    return 0 <= change <= math.ceil(span)
+
+
 @check("CHK-005", "CHK-006", when=(chat_answer,))
 def created(a: Analysis) -> Iterator[Finding]:
     first: Any = None
@@ -94,7 +103,7 @@ def created(a: Analysis) -> Iterator[Finding]:
             return
         if first is None:
             first = value
-        elif value != first and _spans_a_second(a):
+        elif value != first and (_spans_a_second(a) or not _a_clock_could(a, value - first)):
             yield finding(a, "CHK-005", f"created {value} after {first}", "the same created on every chunk",
                           event=event)
             return

@@ -40,6 +40,7 @@ BURST = 12
 REFUSAL_GRACE = 0.5  # after the burst's first refusal, how long the other answers have to arrive
 CLOCK_SPAN_S = 1.3  # how long the clock scenario's stream should last
 CLOCK_MAX_TOKENS = 1536
+TOGETHER_S = 0.01  # reads this close came together: one buffered write, split by the socket
 
 
 @dataclass(frozen=True)
@@ -300,9 +301,11 @@ class Clock(Kind):
         asked = int((req.body or {}).get("max_tokens") or 48)
         wanted = asked
         arrivals = first.arrivals
-        span = None  # how long the probe's generation took: its first read to its last, or for one read (a server
-        if first.status == 200 and arrivals:  # that buffers) the time to it, an upper bound
-            span = arrivals[-1][0] - arrivals[0][0] if len(arrivals) >= 2 else arrivals[-1][0]
+        span = None  # how long the probe's generation took: its first read to its last, or, when its reads came
+        if first.status == 200 and arrivals:  # together (a server that buffers), the time to them, an upper bound
+            span = arrivals[-1][0] - arrivals[0][0]
+            if span < TOGETHER_S:
+                span = arrivals[-1][0]
         if span is not None and span < CLOCK_SPAN_S:
             wanted = int(asked * CLOCK_SPAN_S / max(span, 0.001)) + 1
         cap = CLOCK_MAX_TOKENS if run.context is None else min(CLOCK_MAX_TOKENS, max(asked, run.context // 2))
