@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from functools import cache
+
+from conformance.rules import RULES_BY_ID
 
 SEEDS = {"000": "000_9adc55f728b3a6e5.txt", "001": "001_b86e68556766b6cb.txt", "002": "002_018dc7b61835a212.txt",
          "003": "003_b25f797ba83b2388.txt"}
@@ -48,7 +51,7 @@ FACTS: tuple[Fact, ...] = (
     _f("000", "Response headers", "Cache-Control: no-cache", "The stream carries Cache-Control: no-cache.",
        "TRN-003", "stream-plain", "conformant/plain-stream defects/no-cache-headers"),
     _f("000", "Response headers", "X-Accel-Buffering: no", "Proxies are told not to buffer (advisory).",
-       "TRN-004", "stream-plain", "conformant/plain-stream"),
+       "TRN-004", "stream-plain", "conformant/plain-stream defects/no-cache-headers"),
     _f("000", "Response headers", "The correlation and cancellation handle", "The request's X-Request-ID comes back.",
        "TRN-006 TRN-013", "request-id", "conformant/expected-request-id defects/request-id-not-echoed"),
     _f("000", "Response headers", "`X-Request-ID` and `OpenAI-Request-ID`",
@@ -86,16 +89,18 @@ FACTS: tuple[Fact, ...] = (
        "data: [DONE] ends the stream; no event follows it.", "SSE-002 SSE-003", "stream-plain",
        "conformant/plain-stream defects/no-done defects/events-after-done", client="complete"),
     _f("000", "Transport terminator", "the HTTP body then closes", "Nothing but the blank line follows [DONE].",
-       "SSE-004", "stream-plain", "defects/comment-after-done"),
+       "SSE-004", "stream-plain", "conformant/plain-stream defects/comment-after-done"),
     _f("000", "Streaming tool calls", "may be fragmented across arbitrary token boundaries",
        "Tool names and arguments arrive in pieces; the assembled call is what counts.", "TOOL-006 TOOL-008",
-       "tools-auto", "seeds/afm-tool-call seeds/interleaved-two-calls", client="tool_calls"),
+       "tools-auto", "seeds/afm-tool-call seeds/interleaved-two-calls defects/tool-name-repeated defects/tool-arguments-broken",
+       client="tool_calls"),
     _f("000", "Streaming tool calls", "keep the first non-null id, type, and function.name",
        "A later piece does not change a call's id or type; under profile afm a resent name is kept, not appended.",
        "TOOL-015 TOOL-006", "tools-auto", "seeds/afm-name-resent seeds/afm-name-resent-profile defects/tool-id-changes"),
     _f("000", "Streaming tool calls", "parse JSON only after the tool-call turn finishes",
        "Arguments are string fragments that parse as a JSON object once complete.", "TOOL-007 TOOL-008",
-       "tools-auto", "defects/tool-arguments-object defects/tool-arguments-broken", client="tool_calls complete"),
+       "tools-auto", "conformant/tools-auto defects/tool-arguments-object defects/tool-arguments-broken",
+       client="tool_calls complete"),
     _f("000", "Streaming tool calls", "AFM limits the assistant turn to at most one call",
        "parallel_tool_calls false gets at most one call.", "TOOL-014", "tools-parallel-false",
        "conformant/tools-parallel-false defects/tool-parallel-ignored"),
@@ -107,7 +112,7 @@ FACTS: tuple[Fact, ...] = (
        "reasoning", "conformant/reasoning-content defects/think-leaks-beside-reasoning defects/reasoning-after-answer",
        client="reasoning"),
     _f("000", "Reasoning and structured output", "unfenced JSON payload instead of markdown code fences",
-       "Structured answers are bare JSON, not fenced.", "STR-002", "json-object", "defects/json-fenced"),
+       "Structured answers are bare JSON, not fenced.", "STR-002", "json-object", "conformant/json-object defects/json-fenced"),
     _f("000", "Reasoning and structured output", "For json_object and json_schema",
        "json_object and json_schema answers are JSON (matching a strict schema).", "STR-001 STR-003",
        "json-object json-schema-strict", "conformant/json-object conformant/json-schema-strict "
@@ -120,7 +125,7 @@ FACTS: tuple[Fact, ...] = (
        "conformant/cancel-unknown conformant/cancel-completed defects/cancel-unknown-200"),
     _f("000", "Cancellation", "not the chatcmpl-… stream ID",
        "The path id is the correlation value: the chatcmpl id is not a handle (404).", "CAN-004", "cancel-completed",
-       "defects/cancel-completed-200"),
+       "conformant/cancel-completed defects/cancel-completed-200"),
     _f("000", "Cancellation", "ends the stream cleanly with finish_reason",
        "A cancelled stream ends with finish_reason cancelled, then [DONE].", "CAN-003", "cancel-endpoint",
        "seeds/afm-cancelled defects/cancelled-as-stop"),
@@ -129,7 +134,7 @@ FACTS: tuple[Fact, ...] = (
        "seeds/afm-profile defects/profile-event-unasked defects/afm-profile-ignored", dialect="afm"),
     _f("000", "Optional profiling events", "`X-AFM-Profile: extended`",
        "X-AFM-Profile: extended adds afm_profile_extended with summary and samples.", "CHK-020",
-       "afm-profile-extended", "seeds/afm-profile-extended", dialect="afm"),
+       "afm-profile-extended", "seeds/afm-profile-extended defects/profile-extended-no-samples", dialect="afm"),
     _f("000", "Optional profiling events", "do not have a choices array",
        "Profile objects have no choices; outside profile afm they fail the chunk envelope.", "CHK-020 CHK-001",
        "afm-profile", "seeds/afm-profile seeds/afm-profile-openai"),
@@ -161,7 +166,7 @@ FACTS: tuple[Fact, ...] = (
        "The history with the assistant's calls and the tool results is accepted.", "TOOL-020", "tools-roundtrip",
        "conformant/tools-roundtrip defects/tools-roundtrip-refused"),
     _f("001", "Tool calls", "The server accepts only function tools", "Every call is of type function.",
-       "TOOL-005", "tools-auto", "defects/tool-type-missing"),
+       "TOOL-005", "tools-auto", "conformant/tools-auto defects/tool-type-missing"),
     _f("001", "Tool calls", "Omit tool_choice or set it to auto to allow calls",
        "Tools are probed with tool_choice auto; with --expect tools a refusal fails.", "TOOL-018", "tools-auto",
        "conformant/expected-tools defects/expected-tools-missing"),
@@ -170,10 +175,11 @@ FACTS: tuple[Fact, ...] = (
     _f("001", "Tool calls", "The server does not support required, named tool selection",
        "A documented refusal of required, named or parallel false makes only that variant unsupported.",
        "TOOL-012 TOOL-013 TOOL-014", "tools-required tools-named tools-parallel-false",
-       "conformant/tools-required conformant/tools-named"),
+       "conformant/tools-required conformant/tools-named defects/tool-choice-required-ignored "
+       "defects/tool-choice-named-ignored defects/tool-parallel-ignored"),
     _f("001", "Tool calls", "nullable forms with one concrete type plus null",
        "Nested nullable schemas are taken and the arguments match them.", "TOOL-009", "tools-nested",
-       "defects/tool-arguments-off-schema"),
+       "conformant/tools-nested defects/tool-arguments-off-schema"),
     _f("001", "Tool calls", "return HTTP 400 with invalid_tool_schema",
        "allOf and mixed-type unions are answered or refused with a 4xx (400 invalid_tool_schema, profile strict).",
        "TOOL-019", "tools-schema-union", "conformant/tool-schema-refused defects/tool-schema-other-code "
@@ -183,7 +189,7 @@ FACTS: tuple[Fact, ...] = (
        "conformant/non-stream defects/non-stream-as-html"),
     _f("001", "Supported API", "Set \"stream\": true for streaming",
        "Without stream: true the answer does not stream.", "TRN-009", "no-stream-field",
-       "defects/stream-without-asking"),
+       "conformant/non-stream defects/stream-without-asking"),
     _f("001", "Supported API", "to receive a final usage chunk",
        "include_usage asks for one usage chunk; without it none comes.", "USG-001 USG-002", "stream-usage",
        "conformant/usage-stream defects/usage-missing defects/usage-unrequested"),
@@ -229,7 +235,8 @@ FACTS: tuple[Fact, ...] = (
        "conformant/image-wrong-role defects/image-wrong-role-answered"),
     _f("001", "Images", "detail must be absent or set to auto",
        "Under profile strict a detail other than auto, or a URL that is not a data URL, is refused with 400.",
-       "IMG-002", "image-detail-high image-remote-url", "defects/image-detail-answered", dialect="strict"),
+       "IMG-002", "image-detail-high image-remote-url", "conformant/image-detail-refused defects/image-detail-answered",
+       dialect="strict"),
     _f("001", "Images", "Bodies and images over their limits return HTTP 413",
        "Under profile strict an oversized body gets 413 (elsewhere answering a valid 16 MiB request is legal: seed 003 "
        "§2.3).", "ERR-015", "error-oversized", "conformant/error-oversized defects/oversized-as-400", dialect="strict"),
@@ -246,7 +253,7 @@ FACTS: tuple[Fact, ...] = (
        "conformant/timed-stream defects/buffered-to-end"),
     _f("002", "1. OpenAI chat streaming", "SSE frames shaped as data: {json}",
        "Each event is data: JSON ended by a blank line.", "SSE-005 SSE-006", "stream-plain",
-       "defects/single-newline-between-events defects/done-without-blank-line"),
+       "conformant/plain-stream defects/single-newline-between-events defects/done-without-blank-line"),
     _f("002", "1. OpenAI chat streaming", "successful streams end with data: [DONE]",
        "A successful stream ends with data: [DONE].", "SSE-002", "stream-plain", "seeds/npu-openai defects/no-done"),
     _f("002", "1. OpenAI chat streaming", "failed streams emit a terminal data: {\"error\": ...} payload",
@@ -262,7 +269,8 @@ FACTS: tuple[Fact, ...] = (
        "/api/chat and /api/generate stream one JSON object per line.", "OLL-002 OLL-010",
        "ollama-chat ollama-generate", "seeds/ollama-chat seeds/ollama-generate defects/ollama-partial-line"),
     _f("002", "2. Ollama streaming", "Current media type in the implementation is application/x-ndjson",
-       "The Ollama stream is application/x-ndjson.", "OLL-001", "ollama-chat", "defects/ollama-text-plain"),
+       "The Ollama stream is application/x-ndjson.", "OLL-001", "ollama-chat",
+       "conformant/ollama-length defects/ollama-text-plain"),
     _f("002", "2. Ollama streaming", "frame includes done: true and done_reason",
        "The final frame has done: true and done_reason; earlier ones done: false.", "OLL-003 OLL-004 OLL-006",
        "ollama-chat ollama-generate", "seeds/ollama-generate defects/ollama-no-done defects/ollama-done-no-reason "
@@ -295,9 +303,10 @@ FACTS: tuple[Fact, ...] = (
        "conformant/models defects/models-404"),
     _f("003", "§1 Endpoints", "Normalize both forms, or `/v1/v1/models` follows",
        "A client asks for /v1/chat/completions once, whichever base URL form it was given.", "MOD-001", "models",
-       "conformant/models", client="path"),
+       "conformant/models defects/models-404", client="path"),
     _f("003", "§1 Endpoints", "Authentication, when enabled, is `Authorization: Bearer <token>`",
-       "A 401 is an error a client reports, not an answer.", "ERR-001", "", "conformant/error-unauthorized",
+       "A 401 is an error a client reports, not an answer.", "ERR-001", "",
+       "conformant/error-unauthorized defects/error-plain-text",
        client="error"),
     _f("003", "§2.1 Fields", "LM Studio answers a request for an ID it does not know",
        "An unknown model gets 404 model_not_found (profile lmstudio: a loaded model may answer).", "ERR-012",
@@ -329,10 +338,11 @@ FACTS: tuple[Fact, ...] = (
        "conformant/tools-none defects/tool-choice-none-ignored"),
     _f("003", "§2.4 Tools", "A named function is rejected with 400",
        "LM Studio refuses a named tool_choice with a string error (profile lmstudio: a legal envelope).",
-       "ERR-001", "tools-named", "seeds/lmstudio-named-tool-choice", dialect="lmstudio"),
+       "ERR-001", "tools-named", "seeds/lmstudio-named-tool-choice seeds/lmstudio-error-string-profile",
+       dialect="lmstudio"),
     _f("003", "§2.4 Tools", "`required` is accepted and not kept",
        "required accepted but answered without a call fails.", "TOOL-012", "tools-required",
-       "defects/tool-choice-required-ignored"),
+       "conformant/tools-required defects/tool-choice-required-ignored"),
     _f("003", "§2.4 Tools", "A model without tool support may ignore tools or fail",
        "Tool support is probed; --expect tools turns a refusal into a failure.", "TOOL-018", "tools-auto",
        "conformant/expected-tools defects/expected-tools-missing"),
@@ -353,106 +363,113 @@ FACTS: tuple[Fact, ...] = (
        "json-object", "seeds/lmstudio-error-string seeds/lmstudio-error-string-profile", dialect="lmstudio"),
     _f("003", "§2.6 Structured output", "the whole JSON arrives as\n`reasoning_content`",
        "Structured output arrives as content, not reasoning.", "STR-005", "json-schema-strict",
-       "defects/json-in-reasoning"),
+       "conformant/json-schema-strict defects/json-in-reasoning"),
     _f("003", "§3.1 SSE framing", "Lines end in LF or CRLF",
        "LF, CRLF and CR line ends are all legal (advisory where clients break), one style per stream.",
-       "SSE-011 SSE-016", "stream-plain", "legal/crlf legal/bare-cr defects/mixed-line-ends"),
+       "SSE-011 SSE-016", "stream-plain", "conformant/plain-stream legal/crlf legal/bare-cr defects/mixed-line-ends"),
     _f("003", "§3.1 SSE framing", "one leading space after the colon is not part of it",
-       "data: without a space is legal (advisory).", "SSE-010", "stream-plain", "legal/no-space-after-colon",
+       "data: without a space is legal (advisory).", "SSE-010", "stream-plain",
+       "conformant/plain-stream legal/no-space-after-colon",
        client="content"),
     _f("003", "§3.1 SSE framing", "Several `data:` lines in one event join with `\\n`",
        "A payload over several data: lines joins with LF (advisory).", "SSE-014", "stream-plain",
-       "legal/multiline-data", client="content"),
+       "conformant/plain-stream legal/multiline-data", client="content"),
     _f("003", "§3.1 SSE framing", "Lines starting with `:` are comments (keep-alives)",
-       "Comment lines are keep-alives, ignored (advisory).", "SSE-009", "stream-plain", "legal/comments-keepalive",
+       "Comment lines are keep-alives, ignored (advisory).", "SSE-009", "stream-plain",
+       "conformant/plain-stream legal/comments-keepalive",
        client="content"),
     _f("003", "§3.1 SSE framing", "`id:`, `retry:`, and `event: message` also occur",
        "id:, retry: and event: message are legal; retry carries digits.", "SSE-012 SSE-015 SSE-008", "stream-plain",
        "legal/id-and-retry legal/event-message defects/bad-retry", client="content"),
     _f("003", "§3.1 SSE framing", "Other event types are not part of this protocol",
-       "Event types are message or error only.", "SSE-008", "stream-plain", "defects/named-events"),
+       "Event types are message or error only.", "SSE-008", "stream-plain", "conformant/plain-stream defects/named-events"),
     _f("003", "§3.1 SSE framing", "inside a UTF-8 character",
        "Chunk boundaries fall anywhere; the text carries no U+FFFD and is valid UTF-8.", "CHK-013 SSE-001",
        "stream-plain", "legal/one-byte-per-read defects/replacement-char defects/invalid-utf8", client="content"),
     _f("003", "§3.2 Chunks", "`id` and `model` stay the same for the whole stream",
        "id and model are the same on every chunk.", "CHK-003 CHK-004", "stream-plain",
-       "defects/id-per-chunk defects/model-changes"),
+       "conformant/plain-stream defects/id-per-chunk defects/model-changes"),
     _f("003", "§3.2 Chunks", "Keys can be present with `null`",
        "content, refusal and reasoning are strings or null.", "CHK-011", "stream-plain",
        "conformant/plain-stream defects/content-object"),
     _f("003", "§3.2 Chunks", "`refusal` is the model's refusal to answer",
-       "A refusal comes with null content.", "CHK-018", "", "defects/refusal-with-content", client="refusal"),
+       "A refusal comes with null content.", "CHK-018", "", "conformant/refusal defects/refusal-with-content",
+       client="refusal"),
     _f("003", "§3.2 Chunks", "`finish_reason` appears once, on the last choice chunk",
        "finish_reason appears once, last, with a documented value; only usage and [DONE] follow.",
-       "FIN-001 FIN-002 FIN-003", "stream-plain", "defects/finish-twice defects/content-after-finish"),
+       "FIN-001 FIN-002 FIN-003", "stream-plain",
+       "conformant/plain-stream defects/finish-twice defects/content-after-finish"),
     _f("003", "§3.2 Chunks", "LM Studio's\nfirst `content` delta after reasoning is `\"\\n\\n\"`",
        "The \"\\n\\n\" after reasoning is part of the answer's text.", "RSN-007", "reasoning",
-       "legal/lmstudio-blank-after-reasoning", client="content"),
+       "legal/lmstudio-blank-after-reasoning defects/reasoning-after-answer", client="content"),
     _f("003", "§3.3 Tool calls", "Each piece has an `index`", "Every tool-call piece carries an index.",
-       "TOOL-001", "tools-auto", "defects/tool-index-missing"),
+       "TOOL-001", "tools-auto", "conformant/tools-auto defects/tool-index-missing"),
     _f("003", "§3.3 Tool calls", "Names can be split across pieces, not just arguments",
        "Split names and interleaved calls assemble by index.", "TOOL-006 TOOL-002", "tools-parallel",
-       "seeds/interleaved-two-calls", client="tool_calls"),
+       "seeds/interleaved-two-calls defects/tool-name-repeated defects/tool-index-from-one", client="tool_calls"),
     _f("003", "§3.3 Tool calls", "contiguous indices from 0, a non-empty unique `id` and a non-empty name",
        "Indices contiguous from 0, ids non-empty and unique, names non-empty.", "TOOL-002 TOOL-003 TOOL-004",
-       "tools-parallel", "defects/tool-index-from-one defects/tool-id-missing defects/tool-ids-shared"),
+       "tools-parallel",
+       "conformant/tools-parallel defects/tool-index-from-one defects/tool-id-missing defects/tool-ids-shared"),
     _f("003", "§3.3 Tool calls", "`finish_reason` is `tool_calls` exactly when there are calls",
        "finish_reason tool_calls exactly when there are calls (or length).", "TOOL-016",
        "tools-auto tools-cut-by-length", "conformant/tools-cut-by-length defects/tool-finish-stop"),
     _f("003", "§3.3 Tool calls", "a stream cut before `[DONE]` may have incomplete arguments",
-       "A stream cut before [DONE] is partial.", "SSE-002", "stream-plain", "seeds/cut-before-done",
-       client="complete"),
+       "A stream cut before [DONE] is partial.", "SSE-002", "stream-plain",
+       "conformant/plain-stream seeds/cut-before-done", client="complete"),
     _f("003", "§3.4 Usage", "after the finish reason,\nwith an empty `choices` array, before `[DONE]`",
        "Usage comes after the finish, with empty choices, before [DONE].", "USG-002 USG-003 USG-005",
        "stream-usage", "conformant/usage-stream defects/usage-before-finish", client="usage"),
     _f("003", "§3.4 Usage", "optionally `completion_tokens_details.reasoning_tokens`",
        "Counts are integers, total = prompt + completion, details within totals.", "USG-006 USG-009",
-       "stream-usage", "defects/usage-wrong-total defects/usage-details-exceed"),
+       "stream-usage", "conformant/usage-stream defects/usage-wrong-total defects/usage-details-exceed"),
     _f("003", "§3.4 Usage", "sends no usage at all; the answer is still complete",
        "Without usage support, usage rules are skipped, not failed.", "USG-002 USG-011", "stream-long max-tokens",
        "conformant/expected-usage defects/expected-usage-missing"),
     _f("003", "§3.4 Usage", "Usage is reported once", "One usage chunk.", "USG-004", "stream-usage",
-       "defects/usage-every-chunk"),
+       "conformant/usage-stream defects/usage-every-chunk"),
     _f("003", "§3.5 Errors inside the stream", "send an error chunk inside an open stream",
        "An in-stream error is data: {\"error\": {...}}, and nothing but [DONE] follows.", "ERR-008 ERR-009", "",
        "seeds/vllm-error-chunk defects/error-string-in-stream defects/chunks-after-error", client="error"),
     _f("003", "§3.5 Errors inside the stream", "LM Studio sends an SSE event of type `error`",
        "event: error with status 200 and nothing after (profile lmstudio).", "SSE-008 ERR-009", "",
-       "seeds/lmstudio-event-error seeds/lmstudio-event-error-profile", client="error", dialect="lmstudio"),
+       "seeds/lmstudio-event-error seeds/lmstudio-event-error-profile defects/named-events defects/chunks-after-error",
+       client="error", dialect="lmstudio"),
     _f("003", "§3.5 Errors inside the stream", "A prompt longer than the loaded context is reported this way",
        "Under profile lmstudio an over-context prompt may be 200 plus event: error, without a code.",
        "ERR-006 ERR-011", "error-context-overflow", "seeds/lmstudio-overflow seeds/lmstudio-overflow-profile",
        dialect="lmstudio"),
     _f("003", "§3.5 Errors inside the stream", "Everything received before an error is a partial answer",
        "A stream that reports an error does not also finish as a success.", "ERR-010", "",
-       "defects/chunks-after-error", client="complete"),
+       "seeds/vllm-error-chunk defects/chunks-after-error", client="complete"),
     _f("003", "§3.7 Content filtering", "`prompt_filter_results` holds the verdict per category",
        "Azure's prompt-filter chunk (empty choices, id, model) is legal under profile azure.", "CHK-014 CHK-003",
        "", "seeds/azure-filter-default seeds/azure-filter-default-openai", dialect="azure"),
     _f("003", "§3.7 Content filtering", "`model` in the chunks is the model version",
        "Under profile azure the model may name the version, not the deployment.", "CHK-017", "",
-       "seeds/azure-filter-default", dialect="azure"),
+       "seeds/azure-filter-default seeds/azure-filter-default-openai", dialect="azure"),
     _f("003", "§3.7 Content filtering", "`[DONE]` follows at once: no usage\nchunk",
        "A content_filter block is followed by [DONE], without usage (profile azure).", "FIN-002 USG-002", "",
-       "seeds/azure-blocklist-block", dialect="azure"),
+       "seeds/azure-blocklist-block seeds/azure-blocklist-block-openai", dialect="azure"),
     _f("003", "§3.7 Content filtering", "An annotation is a choice with `content_filter_offsets`",
        "Annotation chunks (no delta) interleave and follow the finish (profile azure).", "CHK-008 FIN-003", "",
-       "seeds/azure-async-annotations", dialect="azure"),
+       "seeds/azure-async-annotations seeds/azure-async-annotations-openai", dialect="azure"),
     _f("003", "§3.7 Content filtering", "A block caught while the answer streams is an annotation",
        "A block in an annotation finishes content_filter (profile azure).", "FIN-001", "",
-       "seeds/azure-async-block", dialect="azure"),
+       "seeds/azure-async-block seeds/azure-async-block-openai", dialect="azure"),
     _f("003", "§3.7 Content filtering", "Only the verdict says that the\nanswer",
-       "A verdict filtered: true after stop is recorded as filtered (profile azure).", "FIN-003", "",
-       "seeds/azure-async-flagged-after-stop", dialect="azure"),
+       "A verdict filtered: true after stop is recorded as filtered (profile azure).", "FIN-003 CHK-008", "",
+       "seeds/azure-async-flagged-after-stop seeds/azure-async-flagged-after-stop-openai", dialect="azure"),
     _f("003", "§4 Reasoning", "Three carriers exist", "reasoning_content, reasoning or inline think markers.",
        "RSN-001 RSN-002", "reasoning", "legal/reasoning-key conformant/reasoning-content", client="reasoning"),
     _f("003", "§4 Reasoning", "The markers can be split across chunks anywhere",
        "Split think markers assemble; markers are balanced.", "RSN-003", "reasoning",
        "seeds/think-split-markers defects/think-close-only", client="reasoning"),
     _f("003", "§4 Reasoning", "An unfinished marker at the\nvery end", "A marker unfinished at the end is text.",
-       "RSN-003", "", "seeds/think-unfinished-marker", client="content"),
+       "RSN-003", "", "seeds/think-unfinished-marker defects/think-close-only", client="content"),
     _f("003", "§5 HTTP errors", "Some servers stall the error body; do not wait for it",
-       "A stalled body ends at the time limits, with a finding.", "TRN-010", "stream-plain", "defects/stalled"),
+       "A stalled body ends at the time limits, with a finding.", "TRN-010", "stream-plain",
+       "conformant/plain-stream defects/stalled"),
     _f("003", "§5 HTTP errors", "`Retry-After` may be present",
        "A 429 may carry Retry-After (advisory).", "ERR-014", "queue-full",
        "conformant/error-queue-full defects/queue-full-no-retry-after"),
@@ -461,7 +478,7 @@ FACTS: tuple[Fact, ...] = (
        "ERR-001 ERR-002 ERR-003 ERR-004", "error-malformed-json",
        "conformant/error-malformed-json defects/error-plain-text defects/error-html defects/error-empty-message"),
     _f("003", "§5 HTTP errors", "Transient server or gateway failure", "Bad input never gets a 5xx.", "ERR-005",
-       "error-malformed-json error-wrong-type", "defects/error-html"),
+       "error-malformed-json error-wrong-type", "conformant/error-malformed-json defects/error-html"),
     _f("003", "§5 HTTP errors", "`context_length_exceeded` or `context_window_exceeded`",
        "An over-context prompt gets 400/413/422 with a context code.", "ERR-011 ERR-006", "error-context-overflow",
        "conformant/error-context-overflow defects/overflow-without-code"),
@@ -470,17 +487,14 @@ FACTS: tuple[Fact, ...] = (
        "error-context-overflow", "seeds/llamacpp-context-overflow seeds/llamacpp-context-overflow-profile",
        dialect="llamacpp"),
     _f("003", "§5 HTTP errors", "`content_filter`, as `application/json`, also for a streamed request",
-       "A blocked prompt is refused before the stream, as JSON.", "ERR-007 ERR-004", "",
-       "seeds/azure-prompt-blocked", dialect="azure"),
+       "A blocked prompt is refused as JSON with an error envelope (no scenario sends one: a fixture judges it).",
+       "ERR-004 ERR-001", "", "seeds/azure-prompt-blocked defects/error-html", dialect="azure"),
     _f("003", "§5 HTTP errors", "A successful response must be `text/event-stream`",
        "A 2xx stream that is not text/event-stream is not a stream.", "TRN-001", "stream-plain",
-       "defects/json-content-type", client="complete"),
+       "conformant/plain-stream defects/json-content-type", client="complete"),
     _f("003", "§6 Model listing", "`name` is optional", "The model list is a data array of entries with an id.",
        "MOD-002 MOD-003 MOD-005", "models", "conformant/models defects/models-bare-list defects/models-empty-id "
        "defects/models-duplicate"),
-    _f("003", "§6 Model listing", "the practical filter is a name heuristic",
-       "Discovery passes over embedding, rerank, speech and image ids to a chat model.", "CHK-017", "stream-plain",
-       "conformant/plain-stream"),
 )
 
 # The seeds' statements no server or client verdict can test, and why.
@@ -525,7 +539,85 @@ NOT_JUDGED: tuple[tuple[str, str, str], ...] = (
     ("003", "The offsets do not behave as documented",
      "the recording contradicts the documentation, so the suite judges neither"),
     ("003", "An upstream `401` in a proxy is ambiguous", "a proxy's internal bookkeeping"),
+    ("003", "the practical filter is a name heuristic",
+     "the client's side: the suite's own model discovery applies it (engine.runner.chat_model, "
+     "tests/test_discovery.py); a server lists what it serves"),
 )
+
+
+# The seeds' example streams that fail a must or should rule as their bytes stand, the rules they fail and why: each
+# abbreviates what another seed or OpenAI's schema requires of every stream. A dialect's own shape is not listed: it
+# passes under its profile, in a twin fixture of the same bytes (tests/test_coverage.py checks both).
+ABBREVIATED: dict[str, tuple[str, str]] = {
+    "seeds/afm-lifecycle": ("CHK-004 CHK-007", "AFM's lifecycle example leaves out model and the choice index; seed "
+                            "003 §3.2 keeps model on every chunk and gives the one choice index 0"),
+    "seeds/afm-tool-call": ("CHK-003 CHK-004 CHK-007 CHK-010 CHK-017 FIN-001 SSE-002",
+                            "AFM shows two tool-call deltas only: no id, model, index or role, and neither the finish "
+                            "nor [DONE], which its own lifecycle requires"),
+    "seeds/npu-openai": ("CHK-003 CHK-004 CHK-007 CHK-017 FIN-005",
+                         "npu_proxy's framing example shows choices only: no id, model, choice index or null "
+                         "finish_reason, which seed 003 §3.2 and OpenAI's chunk schema give every chunk"),
+    "seeds/npu-error-terminal": ("CHK-003 CHK-004 CHK-007 CHK-017 FIN-005",
+                                 "the same abbreviated chunks as npu_proxy's framing example, before its error"),
+    "seeds/cut-before-done": ("FIN-001 SSE-002 TOOL-006 TOOL-008 USG-002",
+                              "seed 003's recorded example cut after its second event, as its text describes: the "
+                              "cut is what the fixture shows"),
+}
+
+
+@cache
+def _judged(name: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The rules a fixture fails and the ones it passes, judged as the offline tests judge it."""
+    from conformance.checks import evaluate
+    from conformance.exchange import analyze
+    from conformance.fixtures import FIXTURES_DIR, load
+
+    fx = load(FIXTURES_DIR / f"{name}.json")
+    verdicts = evaluate(analyze(fx.exchange, fx.profile))
+    return (frozenset(v.rule.id for v in verdicts if v.outcome == "failed"),
+            frozenset(v.rule.id for v in verdicts if v.outcome == "passed"))
+
+
+def examples(fact: Fact) -> tuple[list[str], list[str]]:
+    """The fact's counterexamples (fixtures that fail one of its rules) and legal examples (fixtures that fail none
+    of them and pass at least one)."""
+    counter, legal = [], []
+    for name in fact.fixtures:
+        failed, passed = _judged(name)
+        if failed & set(fact.rules):
+            counter.append(name)
+        elif passed & set(fact.rules):
+            legal.append(name)
+    return counter, legal
+
+
+def _failing(name: str) -> frozenset[str]:
+    """The must and should rules a fixture fails."""
+    return frozenset(r for r in _judged(name)[0] if RULES_BY_ID[r].level != "advisory")
+
+
+def seed_examples() -> list[tuple[str, str, str]]:
+    """Every seed example fixture that fails a must or should rule: (fixture, rules, why)."""
+    from conformance.fixtures import FIXTURES_DIR, load
+
+    seeds = sorted(f"seeds/{p.stem}" for p in (FIXTURES_DIR / "seeds").glob("*.json"))
+    loaded = {n: load(FIXTURES_DIR / f"{n}.json") for n in seeds}
+    rows = []
+    for name in seeds:
+        failing = _failing(name)
+        if not failing:
+            continue
+        if name in ABBREVIATED:
+            rows.append((name, " ".join(sorted(failing)), ABBREVIATED[name][1]))
+            continue
+        fx = loaded[name]
+        twins = [n for n, t in loaded.items() if t.profile != fx.profile and not _failing(n)
+                 and t.body_path.read_bytes() == fx.body_path.read_bytes()]
+        twins.sort(key=lambda n: not (n.startswith(name) or name.startswith(n)))  # its own -profile twin first
+        why = (f"a dialect's own shape: passes under profile {loaded[twins[0]].profile} ({twins[0]})" if twins
+               else "UNEXPLAINED")
+        rows.append((name, " ".join(sorted(failing)), why))
+    return rows
 
 
 def render() -> str:
@@ -533,29 +625,37 @@ def render() -> str:
     out = ["# Seed coverage", "",
            "Every testable fact of the four seed documents (`../shared/seeds/`), in a few words of our own, with the",
            "rules that judge it, the live scenarios that show it and the fixtures that pin it. Generated by",
-           "`python -m conformance.coverage > docs/seed-coverage.md`; `tests/test_coverage.py` checks that each cue is",
-           "in its seed, that every rule, scenario and fixture exists, that each fixture judges one of the fact's",
-           "rules, and that the published reference report judged each live fact in its scenario. *Client* names what",
-           "`conformance fuzz-client` compares; *dialect* names the profile that judges a dialect's own fact.", "",
+           "`python -m conformance.coverage > docs/seed-coverage.md`. Every claim is executable:",
+           "`tests/test_coverage.py` judges each fact's fixtures and requires a counterexample (*fails on*: a fixture",
+           "that fails one of the fact's rules, at the level shown, and lists it among its expected failures) and a",
+           "legal example (*passes on*: a fixture that fails none of them and passes one); it also checks that each",
+           "cue is in its seed, that every rule, scenario and fixture exists, and that the published reference report",
+           "judged each live fact in its scenario. *Client* names what `conformance fuzz-client` compares; *dialect*",
+           "names the profile that judges a dialect's own fact.", "",
            f"{len(FACTS)} facts: " + ", ".join(f"seed {s} {sum(1 for f in FACTS if f.seed == s)}" for s in SEEDS)
            + f"; {len(NOT_JUDGED)} statements not judged (at the end, with the reason).", ""]
     for seed, title in TITLES.items():
-        out += [f"## Seed {seed}: {title}", "", "| # | section | fact | rules | live | fixtures | client | dialect |",
-                "|---|---|---|---|---|---|---|---|"]
+        out += [f"## Seed {seed}: {title}", "",
+                "| # | section | fact | rules (level) | live | fails on | passes on | client | dialect |",
+                "|---|---|---|---|---|---|---|---|---|"]
         for n, f in enumerate((f for f in FACTS if f.seed == seed), 1):
-            cells = [f"{seed}-{n:02d}", f.section, f.fact, " ".join(f.rules), " ".join(f.live) or "—",
-                     "<br>".join(f.fixtures) or "—", " ".join(f.client) or "—", f.dialect or "—"]
+            counter, legal = examples(f)
+            cells = [f"{seed}-{n:02d}", f.section, f.fact,
+                     " ".join(f"{r} ({RULES_BY_ID[r].level})" for r in f.rules), " ".join(f.live) or "—",
+                     "<br>".join(counter) or "—", "<br>".join(legal) or "—", " ".join(f.client) or "—",
+                     f.dialect or "—"]
             out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         out.append("")
     out += ["## The seeds' own example streams", "",
-            "Each example stream of the seeds is a fixture under `seeds/`, judged as its bytes stand. Where a seed",
-            "abbreviates for display (AFM's lifecycle and tool-call examples and npu_proxy's OpenAI example leave out",
-            "`created`, `model`, `object` or the choice `index`), the envelope rules fail on those bytes and the",
-            "fixture records it: no seed says a server may leave them out, and the OpenAI chunk schema requires them,",
-            "so no profile allows it. What a seed documents as its dialect's own shape (AFM's profile events, a",
-            "resent tool name, a first delta without role; LM Studio's string errors and `event: error`; llama.cpp's",
-            "typed overflow; Azure's filter chunks) passes under that dialect's profile and is judged as a deviation",
-            "under `openai`, each in a pair of fixtures (`…-profile` and the plain one).", ""]
+            "Each example stream of the seeds is a fixture under `seeds/`, judged as its bytes stand; the others pass",
+            "every must and should rule. Seed 003's chunk shape and recorded example carry only `id`, `model` and",
+            "`choices`: legal, so a missing `object` or `created` is only CHK-021's advisory note. What a seed",
+            "documents as its dialect's own shape passes under that dialect's profile, in a twin fixture of the same",
+            "bytes, and is judged as a deviation under `openai`. Where a seed abbreviates for display, the rules that",
+            "refuse the abbreviation are listed with the reason (`tests/test_coverage.py` requires a reason for every",
+            "row).", "", "| fixture | fails (must/should) | why |", "|---|---|---|"]
+    out += [f"| {name} | {rules} | {why} |" for name, rules, why in seed_examples()]
+    out.append("")
     out += ["## Not judged", "", "| seed | statement | why |", "|---|---|---|"]
     for seed, cue, why in NOT_JUDGED:
         out.append(f"| {seed} | {' '.join(cue.split())} | {why} |")

@@ -175,13 +175,14 @@ RULES: tuple[Rule, ...] = (
     # chunks
     _r("CHK-001", "chunks", "must", "stream", "Every chunk is a JSON object with a choices array",
        f"{WIRE} §3.2; {OPENAI_STREAM}", "H4"),
-    _r("CHK-002", "chunks", "must", "both", "object is chat.completion.chunk (stream) or chat.completion",
+    _r("CHK-002", "chunks", "must", "both",
+       "object, where present, is chat.completion.chunk (stream) or chat.completion",
        OPENAI_STREAM, "C1", "C2", "C4", "C6"),
     _r("CHK-003", "chunks", "must", "stream", "id is a non-empty string, the same on every chunk",
        f"{WIRE} §3.2", "C10", "C11", "C12", "C15", "C16"),
     _r("CHK-004", "chunks", "must", "stream", "model is a non-empty string, the same on every chunk",
        f"{WIRE} §3.2", "C6"),
-    _r("CHK-005", "chunks", "must", "both", "created is an integer, the same on every chunk",
+    _r("CHK-005", "chunks", "must", "both", "created, where present, is an integer, the same on every chunk",
        OPENAI_STREAM, "C14", "C20", "C21"),
     _r("CHK-006", "chunks", "must", "both", "created is in seconds, not milliseconds", OPENAI_STREAM, "C18", "C19"),
     _r("CHK-007", "chunks", "must", "both", "Each choice has an integer index, as many choices as n asks, from 0",
@@ -211,6 +212,9 @@ RULES: tuple[Rule, ...] = (
     _r("CHK-020", "chunks", "must", "stream",
        "Profile events come only when asked, after usage and before [DONE], without choices",
        f"{AFM} optional profiling events (after usage, before the terminator; no choices array)"),
+    _r("CHK-021", "chunks", "advisory", "both", "The envelope carries object and created",
+       f"{OPENAI_STREAM} (both required); {WIRE} §3.2 (its chunk shape and recorded example carry only id, model "
+       "and choices: legal, so absence is advisory)"),
     # finish
     _r("FIN-001", "finish", "must", "both", "Every choice ends with exactly one non-null finish_reason",
        f"{WIRE} §3.2; {AFM} lifecycle", "D5", "D6", "D8", "D10", "D16"),

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conformance.checks import evaluate
-from conformance.coverage import FACTS, NOT_JUDGED, SEEDS, Fact, render
+from conformance.coverage import ABBREVIATED, FACTS, NOT_JUDGED, SEEDS, Fact, examples, render, seed_examples
 from conformance.exchange import analyze
 from conformance.fixtures import FIXTURES_DIR, load
 from conformance.fuzz.client_fuzz import COMPARED
@@ -60,6 +60,11 @@ def test_fact(fact: Fact) -> None:
             pytest.fail(f"{name} judges none of {fact.rules}")
         if name.startswith("defects/"):
             assert fx.expected_failed & set(fact.rules), f"{name} fails none of {fact.rules}"
+        failing = {r for r in fact.rules if verdicts.get(r) == "failed"}
+        assert failing <= fx.expected_failed, f"{name} fails {failing - fx.expected_failed} unexpectedly"
+    counter, legal = examples(fact)
+    assert counter, f"no fixture of the fact fails one of {fact.rules}: the claim has no counterexample"
+    assert legal, f"no fixture of the fact passes {fact.rules} without failing one: the claim has no legal example"
     live = [s for s in fact.live if not BY_NAME[s].opt_in and BY_NAME[s].runs_under("openai")]
     if live and not fact.dialect:  # the reference report (profile openai) judged one of its rules there
         judged = {(r, s) for r in fact.rules for s in live} & JUDGED
@@ -76,3 +81,12 @@ def test_every_cue_is_in_its_seed() -> None:
 @needs_seeds
 def test_not_judged_statements_are_in_their_seeds() -> None:
     assert [cue for seed, cue, _ in NOT_JUDGED if _flat(cue) not in SEED_TEXT[seed]] == []
+
+
+def test_every_seed_example_passes_or_says_why_not() -> None:
+    """A seed example fixture passes every must and should rule, or its failures are its dialect's own shape (a twin of
+    the same bytes passes under that profile), or an abbreviation listed with the exact rules it fails."""
+    rows = seed_examples()
+    assert [name for name, _, why in rows if why == "UNEXPLAINED"] == []
+    listed = {name: rules for name, rules, _ in rows if name in ABBREVIATED}
+    assert listed == {name: " ".join(sorted(rules.split())) for name, (rules, _) in ABBREVIATED.items()}

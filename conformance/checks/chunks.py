@@ -43,11 +43,23 @@ def chunk_objects(a: Analysis) -> Iterator[Finding]:
             return
 
 
+@check("CHK-021", when=(chat_answer,))
+def envelope_keys(a: Analysis) -> Iterator[Finding]:
+    """Seed 003 §3.2 documents a chunk of id, model and choices (its recorded example has no more): legal; OpenAI's
+    schema has object and created too, so their absence is a note, and a wrong value is CHK-002's or CHK-005's."""
+    for event, env in _envelopes(a):
+        missing = [k for k in ("object", "created") if k not in env]
+        if missing:
+            yield finding(a, "CHK-021", f"no {' or '.join(missing)}", "object and created, as OpenAI sends them",
+                          event=event)
+            return
+
+
 @check("CHK-002", when=(chat_answer,))
 def object_literal(a: Analysis) -> Iterator[Finding]:
     want = "chat.completion.chunk" if a.format == "sse" else "chat.completion"
     for event, env in _envelopes(a):
-        if env.get("object") != want:
+        if "object" in env and env["object"] != want:
             yield finding(a, "CHK-002", f"object {env.get('object')!r}", repr(want), event=event)
             return
 
@@ -93,7 +105,9 @@ def _a_clock_could(a: Analysis, change: int) -> bool:
 def created(a: Analysis) -> Iterator[Finding]:
     first: Any = None
     for event, env in _envelopes(a):
-        value = env.get("created")
+        if "created" not in env:  # CHK-021's note
+            continue
+        value = env["created"]
         if not isinstance(value, int) or isinstance(value, bool):
             yield finding(a, "CHK-005", f"created {short(value)}", "an integer", event=event)
             return

@@ -45,6 +45,13 @@ NO_RESPONSE = frozenset({"first-byte timeout", "idle timeout", "total timeout", 
 # seed 003 §6: servers list embedding, reranking, speech and image models beside chat ones; no field tells them
 # apart, the practical filter is the name. Discovery takes the first id that does not look like one.
 NOT_CHAT = re.compile(r"embed|rerank|bge|clip|whisper|tts|asr|speech|audio|image|flux|sdxl|diffusion", re.IGNORECASE)
+
+
+def chat_model(ids: list[str]) -> str:
+    """The first listed id that does not look like an embedding, reranking, speech or image model, else the first."""
+    return next((i for i in ids if not NOT_CHAT.search(i)), ids[0])
+
+
 Emit = Callable[[ev.Event], None]
 
 
@@ -256,7 +263,7 @@ class Runner:
         if not self.model:
             try:
                 ids = [str(entry["id"]) for entry in listed.get("data") or []]
-                self.model = next((i for i in ids if not NOT_CHAT.search(i)), ids[0])
+                self.model = chat_model(ids)
             except (AttributeError, IndexError, KeyError, TypeError):
                 raise ConfigError(f"{self.base_url}/v1/models answered {ex.status} without a model id; "
                                   "pass --model") from None
