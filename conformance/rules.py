@@ -375,6 +375,10 @@ RULES: tuple[Rule, ...] = (
        FETCH_CORS),
     _r("ERR-023", "errors", "advisory", "both", "error.code, where a string, names the error: not the HTTP status as a string",
        f"{OPENAI} (error codes such as invalid_api_key, model_not_found); {WIRE} §5"),
+    _r("ERR-024", "errors", "should", "both",
+       "A feature refused (an image, a tool schema, a reasoning effort) is refused with 400, 413 or 422",
+       f"{WIRE} §5 (400, 413, 422: request rejected; other statuses are not expected from this API: a client reads a "
+       "404 as a missing route or model)"),
     # images
     _r("IMG-001", "images", "must", "both",
        "A data-URL image in a user message is answered, or refused with a 4xx (never a 5xx)",

@@ -51,3 +51,16 @@ def test_its_two_runs_agreed_and_its_fixtures_are_recorded(folder: Path) -> None
     assert runs["same_verdicts"], runs["differ"]
     recorded = ROOT / "fixtures" / folder.name
     assert len(list(recorded.glob("*.json"))) >= 40
+
+
+def test_the_readme_counts_are_the_reference_report() -> None:
+    """The README's opening figures (rules passed and skipped by the bundled server) are the published reference
+    report's, and the seed-coverage counts are the map's."""
+    from conformance.coverage import FACTS, NOT_JUDGED
+
+    doc = json.loads((ROOT / "reports" / "reference" / "results.json").read_text(encoding="utf-8"))
+    passed = sum(r["outcome"] == "passed" for r in doc["rules"])
+    skipped = sum(r["outcome"] == "skipped" for r in doc["rules"])
+    flat = " ".join(README.split())
+    assert f"{passed} rules pass, {skipped} are not shown by any scenario" in flat
+    assert f"{len(FACTS)} testable facts" in flat and f"{len(NOT_JUDGED)} statements no verdict can test" in flat

@@ -34,11 +34,27 @@ def _refused_4xx(a: Analysis) -> bool:
 
 
 def _answered_or_refused(a: Analysis, rule: str, what: str) -> Iterator[Finding]:
-    """A 2xx answer (the other rules judge it) or a 4xx: anything else fails ``rule``."""
+    """A 2xx answer (the other rules judge it) or a 4xx (ERR-024 judges which): anything else fails ``rule``."""
     status = a.exchange.status
     if status is None or a.success or _refused_4xx(a):
         return
     yield finding(a, rule, f"{what}: status {status}", "an answer, or a 4xx with the error envelope")
+
+
+# seed 003 §5: a rejected request is 400, 413 or 422; 401/403 (authentication), 408 (timeout) and 429 (rate limit) are
+# no verdict on the request, and their own rules report them; any other status is "not expected from this API"
+REFUSED = frozenset({400, 413, 422})
+NOT_A_VERDICT = frozenset({401, 403, 408, 429})
+FEATURE_INTENTS = frozenset({Intent.IMAGE, Intent.IMAGE_MISPLACED, Intent.TOOL_SCHEMA_UNION, Intent.EFFORT})
+
+
+@check("ERR-024", when=(_intent(*FEATURE_INTENTS),))
+def refusal_status(a: Analysis) -> Iterator[Finding]:
+    status = a.exchange.status
+    if status is None or not 400 <= status < 500 or status in REFUSED or status in NOT_A_VERDICT:
+        return
+    yield finding(a, "ERR-024", f"a valid request refused with {status}",
+                  "400, 413 or 422 (seed 003 §5: other statuses are not expected from this API)")
 
 
 # transport (seed 000's headers)
