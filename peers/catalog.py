@@ -110,7 +110,11 @@ CATALOG: list[Peer] = [
     Peer("litellm-proxy", "LiteLLM proxy (in front of mlx_lm.server)",
          [["install", "-q", "litellm[proxy]==1.108.7"]], _litellm, _version("litellm"),
          env={"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_MASTER_KEY": LITELLM_KEY},
-         backend="mlx-lm-server", api_key=LITELLM_KEY),
+         backend="mlx-lm-server", api_key=LITELLM_KEY,
+         # its Responses API in front of a chat-only backend is the bridge to chat completions, which LiteLLM takes
+         # for a model named openai/chat_completions/<name> (responses/main.py); openai/<name> forwards
+         # /v1/responses to the backend as it is
+         category_env={"responses": {"PEER_LITELLM_MODEL_PREFIX": "openai/chat_completions/"}}),
     Peer("transformers-serve", "transformers serve",
          [["install", "-q", "torch==2.13.0"],  # the CPU wheel (torch-2.13.0+cpu) the machine's find-links offer
           ["install", "-q", "transformers[serving]==5.24.0"]], _transformers, _version("transformers"),

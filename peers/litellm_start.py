@@ -1,4 +1,6 @@
-"""Start the LiteLLM proxy in front of the backend in PEER_BACKEND_URL: a config naming the backend's model."""
+"""Start the LiteLLM proxy in front of the backend in PEER_BACKEND_URL: a config naming the backend's model (as
+openai/<model>, or with the prefix in PEER_LITELLM_MODEL_PREFIX: openai/chat_completions/ bridges the Responses API
+to the backend's chat completions)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ def main() -> None:
         "model_list:\n"
         "  - model_name: bigram-ref\n"
         "    litellm_params:\n"
-        f"      model: openai/{model}\n"
+        f"      model: {os.environ.get('PEER_LITELLM_MODEL_PREFIX', 'openai/')}{model}\n"
         f"      api_base: {backend}\n"
         "      api_key: none\n"
         "general_settings:\n"

@@ -55,6 +55,7 @@ class Peer:
     install_env: dict[str, str] = field(default_factory=dict)  # the environment of its pip installs
     build: Callable[[Path, Path], None] | None = None  # (venv, log): a build step after the pip installs
     dirs: list[Path] = field(default_factory=list)  # folders that must exist before it starts (made empty)
+    category_env: dict[str, dict[str, str]] = field(default_factory=dict)  # its environment for a --category run
 
 
 def venv_python(venv: Path) -> Path:
@@ -191,6 +192,8 @@ def serve_and_run(peer: Peer, by_name: dict[str, Peer], report_dir: Path, log: P
         venv = PEERS / peer.name
         model = peer.prepare(venv, model_dir()) if peer.prepare else model_dir()
         env = dict(peer.env)
+        if "--category" in extra:
+            env.update(peer.category_env.get(extra[extra.index("--category") + 1], {}))
         for folder in peer.dirs:
             folder.mkdir(parents=True, exist_ok=True)
         if peer.backend is not None:  # a proxy: its backend first
