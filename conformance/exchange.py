@@ -96,6 +96,9 @@ class Analysis:
     protocol: Protocol | None = None  # the protocol the exchange's endpoint speaks
     answer: Any = None  # what the protocol assembled (chat: ``assembled``; responses: an ``Answer``)
     cuts: list[int] | None = None  # the pieces the body was fed in (byte-split fuzzing)
+    # views of the payloads that several checks read (choice_items, deltas, the sequence tables' violations), each
+    # made once per decoding (``conditions.once``); a copy for another exchange's observations shares them
+    derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def request(self) -> dict[str, Any]:

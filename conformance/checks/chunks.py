@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from conformance.checks import Finding, check, finding, short
@@ -13,6 +13,7 @@ from conformance.checks.conditions import (
     chat_sse,
     choice_items,
     deltas,
+    once,
     requested_n,
 )
 from conformance.exchange import Analysis
@@ -28,7 +29,7 @@ MS_THRESHOLD = 100_000_000_000  # seconds since 1970 stay below this until the y
 def _envelopes(a: Analysis) -> list[tuple[int | None, Any]]:
     if a.format == "json":
         return [(None, a.json_body)]
-    return [(p.index, p.value) for p in a.chunks]
+    return once(a, "envelopes", lambda a: [(p.index, p.value) for p in a.chunks])
 
 
 @check("CHK-001", when=(chat_sse,))
@@ -127,10 +128,10 @@ def created(a: Analysis) -> Iterator[Finding]:
 def choice_indices(a: Analysis) -> Iterator[Finding]:
     if a.format == "json":
         raw = a.json_body.get("choices")
-        items: list[tuple[int | None, dict[str, Any]]] = (
+        items: Sequence[tuple[int | None, dict[str, Any]]] = (
             [(None, c) for c in raw if isinstance(c, dict)] if isinstance(raw, list) else [])
     else:
-        items = [(e, c) for e, c in choice_items(a)]
+        items = choice_items(a)
     seen: set[int] = set()
     for event, choice in items:
         index = choice.get("index")

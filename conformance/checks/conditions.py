@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 from conformance.exchange import Analysis
 from conformance.model import BAD_INPUT
+from conformance.protocols.chat import sequence
+
+T = TypeVar("T")
 
 
 def chat_ok(a: Analysis) -> bool:
@@ -87,8 +91,24 @@ def wants_usage(a: Analysis) -> bool:
     return isinstance(opts, dict) and opts.get("include_usage") is True
 
 
+def once(a: Analysis, name: str, make: Callable[[Analysis], T]) -> T:
+    """``make(a)``, made once per analysis: a view of the payloads that several checks walk."""
+    if name not in a.derived:
+        a.derived[name] = make(a)
+    return cast(T, a.derived[name])
+
+
+def sequence_violations(a: Analysis) -> list[sequence.Violation]:
+    """Every violation of chat's stream and choice tables, in stream order (made once)."""
+    return once(a, "sequence", lambda a: sequence.walk(a.payloads))
+
+
 def choice_items(a: Analysis) -> list[tuple[int, dict[str, Any]]]:
-    """(event index, choice object) for every choice of every chunk, in order."""
+    """(event index, choice object) for every choice of every chunk, in order (made once; do not change it)."""
+    return once(a, "choice_items", _choice_items)
+
+
+def _choice_items(a: Analysis) -> list[tuple[int, dict[str, Any]]]:
     items = []
     for p in a.chunks:
         choices = p.value.get("choices") if isinstance(p.value, dict) else None
@@ -99,7 +119,11 @@ def choice_items(a: Analysis) -> list[tuple[int, dict[str, Any]]]:
 
 
 def deltas(a: Analysis) -> list[tuple[int, int, dict[str, Any]]]:
-    """(event index, choice index, delta) for every delta object, in order."""
+    """(event index, choice index, delta) for every delta object, in order (made once; do not change it)."""
+    return once(a, "deltas", _deltas)
+
+
+def _deltas(a: Analysis) -> list[tuple[int, int, dict[str, Any]]]:
     out = []
     for event, choice in choice_items(a):
         delta = choice.get("delta")

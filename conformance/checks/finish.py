@@ -12,6 +12,7 @@ from conformance.checks.conditions import (
     complete,
     max_tokens,
     no_stream_error,
+    sequence_violations,
     usage_of,
 )
 from conformance.exchange import Analysis
@@ -58,7 +59,7 @@ def one_finish(a: Analysis) -> Iterator[Finding]:
 
 @check("FIN-003", "FIN-004", "FIN-005", when=(chat_sse,))
 def finish_placement(a: Analysis) -> Iterator[Finding]:
-    after_finish = next((v for v in sequence.walk(a.payloads) if v.state == "finished"), None)
+    after_finish = next((v for v in sequence_violations(a) if v.state == "finished"), None)
     if after_finish is not None:
         yield finding(a, "FIN-003", f"choice {after_finish.choice} continues after its finish "
                       f"({after_finish.event})", "nothing for a choice after its finish_reason",

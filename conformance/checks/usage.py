@@ -6,9 +6,17 @@ from collections.abc import Iterator
 from typing import Any
 
 from conformance.checks import Finding, check, finding, short
-from conformance.checks.conditions import chat_answer, chat_json, chat_sse, complete, no_stream_error, wants_usage
+from conformance.checks.conditions import (
+    chat_answer,
+    chat_json,
+    chat_sse,
+    complete,
+    no_stream_error,
+    sequence_violations,
+    wants_usage,
+)
 from conformance.exchange import Analysis
-from conformance.protocols.chat import Payload, sequence
+from conformance.protocols.chat import Payload
 
 
 def _usage_chunks(a: Analysis) -> list[Payload]:
@@ -34,7 +42,7 @@ def usage_after_finish(a: Analysis) -> Iterator[Finding]:
     """Seed 000's lifecycle puts usage after the finish: judged wherever a usage chunk is, the request known or not
     (an offline capture without --request included)."""
     chunks = _usage_chunks(a)
-    early = next((v for v in sequence.walk(a.payloads) if v.choice is None and v.event == "finish"), None)
+    early = next((v for v in sequence_violations(a) if v.choice is None and v.event == "finish"), None)
     if early is not None:
         yield finding(a, "USG-003", f"usage at event {chunks[0].index}, before the finish at event "
                       f"{early.event_index}", "usage after the last finish_reason", event=chunks[0].index)
