@@ -63,17 +63,20 @@ def expected(fx: Fixture) -> dict[str, Any]:
     return out
 
 
-COMPARED = ("content", "reasoning", "refusal", "finish_reason", "tool_calls", "usage", "error", "complete", "path")
+COMPARED = ("content", "reasoning", "refusal", "finish_reason", "tool_calls", "usage", "error", "complete", "path",
+            "filtered")
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
 def compare(want: dict[str, Any], got: dict[str, Any]) -> list[str]:
-    """The differences that matter to a user of the client (``COMPARED``); usage and refusal only when the
-    client reports them (a client that has no such field is not wrong about it)."""
+    """The differences that matter to a user of the client (``COMPARED``); usage, refusal and a content filter's
+    verdict only when the client reports them (a client that has no such field is not wrong about it)."""
     problems = []
     for key in ("content", "reasoning", "finish_reason"):
         if (want.get(key) or "") != (got.get(key) or ""):
             problems.append(f"{key}: got {got.get(key)!r}, expected {want.get(key)!r}")
+    if "filtered" in got and bool(want.get("filtered")) != bool(got["filtered"]):  # a client that reads the verdict
+        problems.append(f"filtered: got {got['filtered']!r}, expected {bool(want.get('filtered'))!r}")
     if "refusal" in got and (want.get("refusal") or "") != (got.get("refusal") or ""):
         problems.append(f"refusal: got {got.get('refusal')!r}, expected {want.get('refusal')!r}")
     if "usage" in got:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from conformance.exchange import analyze
 from conformance.fixtures import load_all
-from conformance.fuzz.client_fuzz import compare, expected, run_client
+from conformance.fuzz.client_fuzz import _Runner, compare, expected, run_client
 from conformance.fuzz.replay import CHUNKINGS, ReplayServer, cut, event_ends, with_keepalives
 from conformance.inspect import assembled_json
 
@@ -54,6 +54,19 @@ def test_minimal_assembler_against_fixtures() -> None:
     assert results[("legal/crlf", "bytes")] == []
     assert any("content" in p for p in results[("conformant/n-two", "bytes")])  # it merges the two choices
     assert any("reasoning" in p for p in results[("seeds/think-split-markers", "bytes")])  # no <think> split
+
+
+def test_a_content_filter_verdict_after_the_stop_is_compared_when_the_client_reads_it() -> None:
+    """Seed 003 §3.7: only the verdict says the answer was blocked, also after the model's stop."""
+    chosen = [SSE[n] for n in ("seeds/azure-async-flagged-after-stop", "seeds/azure-filter-default")]
+    results = {r.fixture: r.problems for r in run_client(ADAPTER, chosen, ["bytes"])}
+    assert results == {"seeds/azure-async-flagged-after-stop": [], "seeds/azure-filter-default": []}
+    with ReplayServer(chosen, chunking="bytes") as server:  # the minimal client reads the verdict after the stop
+        got = [_Runner(ADAPTER, server, 60.0)(fx)[0] for fx in chosen]
+    assert [g.get("filtered") if g else "no output" for g in got] == [True, None]
+    want = {"content": "the word", "finish_reason": "stop", "filtered": True}
+    assert compare(want, {**want, "filtered": False}) == ["filtered: got False, expected True"]
+    assert compare(want, {k: v for k, v in want.items() if k != "filtered"}) == []  # a client without the field
 
 
 def test_fuzz_client_command(tmp_path: object) -> None:

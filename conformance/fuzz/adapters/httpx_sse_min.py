@@ -1,5 +1,5 @@
 """httpx-sse plus a minimal assembler: content, reasoning_content, tool calls by index; complete once
-[DONE] has arrived."""
+[DONE] has arrived; filtered once a content filter's verdict says so (Azure, seed 003 §3.7: also after the stop)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,8 @@ def main() -> None:
                 if chunk.get("usage"):
                     out["usage"] = chunk["usage"]
                 for choice in chunk.get("choices") or []:
+                    if '"filtered": true' in json.dumps(choice.get("content_filter_results")):
+                        out["filtered"] = True
                     delta = choice.get("delta") or {}
                     out["content"] += delta.get("content") or ""
                     out["reasoning"] += delta.get("reasoning_content") or delta.get("reasoning") or ""
