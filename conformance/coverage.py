@@ -165,8 +165,11 @@ FACTS: tuple[Fact, ...] = (
     _f("001", "Tool calls", "Append the assistant message, including its unchanged tool_calls",
        "The history with the assistant's calls and the tool results is accepted.", "TOOL-020", "tools-roundtrip",
        "conformant/tools-roundtrip defects/tools-roundtrip-refused"),
-    _f("001", "Tool calls", "The server accepts only function tools", "Every call is of type function.",
-       "TOOL-005", "tools-auto", "conformant/tools-auto defects/tool-type-missing"),
+    _f("001", "Tool calls", "The server accepts only function tools",
+       "A custom (non-function) tool is answered or refused with a 4xx; under profile strict refused with 400; every "
+       "call is of type function.", "TOOL-021 TOOL-005", "tools-non-function tools-auto",
+       "conformant/tool-custom-answered conformant/tool-custom-refused defects/tool-custom-answered-strict "
+       "defects/tool-custom-500 defects/tool-type-missing"),
     _f("001", "Tool calls", "Omit tool_choice or set it to auto to allow calls",
        "Tools are probed with tool_choice auto; with --expect tools a refusal fails.", "TOOL-018", "tools-auto",
        "conformant/expected-tools defects/expected-tools-missing"),

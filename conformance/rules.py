@@ -19,7 +19,7 @@ RULESET_VERSION = "7"  # bumped whenever a rule is added or retired or its meani
 #    for the data array 003 §6 reads, MOD-006 (should) for object: list; ERR-014 and STR-004 advisory (003 §5: a
 #    429's Retry-After "may" be present; §2.6: a schema without strict binds nothing).
 # 4: the dialect facts of issue 12: TRN-015/016 (OpenAI-Request-ID, X-Grammar-Constraints), CHK-020 (AFM profile
-#    events), TOOL-019/020 (union schemas, the round trip accepted), RSN-009/010, IMG-001..003, USG-012 (prompt
+#    events), TOOL-019/020/021 (union schemas, the round trip accepted, a custom tool), RSN-009/010, IMG-001..003, USG-012 (prompt
 #    reuse), MOD-007/008 (capabilities, /health), OLL-011..014 (length, X-Request-ID, /api/pull, failures);
 #    CAN-004 also for a completed and a chatcmpl id; STR-003 leaves a declared downgrade to STR-004.
 # 5: what real servers showed (issue 15): TRN-017 (an HTTP/1.1 request answered in HTTP/1.1), FIN-010 (length
@@ -294,6 +294,10 @@ RULES: tuple[Rule, ...] = (
        "invalid_tool_schema; the server does not guess)"),
     _r("TOOL-020", "tools", "must", "both", "A history with the assistant's tool calls and their results is accepted",
        f"{WIRE} §2.2 (assistant turns with tool calls, tool results); {STRICT} tool calls (the client runs the loop)"),
+    _r("TOOL-021", "tools", "should", "both",
+       "A tool that is not a function (a custom tool) is answered, or refused with a 4xx (400 where the dialect takes "
+       "only function tools)", f"{OPENAI} (tools: function or custom); {STRICT} tool calls (the server accepts only "
+       "function tools)"),
     # reasoning
     _r("RSN-001", "reasoning", "advisory", "both", "Reasoning inline as <think> in content", f"{WIRE} §4", "G11"),
     # should: a client shows reasoning_content as it comes; the model's template markup in it is a parser's leak

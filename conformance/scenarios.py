@@ -40,6 +40,8 @@ NESTED = {"type": "function", "function": {
                            "properties": {"to": {"type": "string", "maxLength": 30}}}}}}}}
 ASK_WEATHER = [{"role": "user", "content": "What is the weather in Paris? Use the tool."}]
 ASK_BOTH = [{"role": "user", "content": "What is the weather in Paris and the time in CET? Use the tools."}]
+# OpenAI's custom tool (free-form text input): a tool that is not a function
+CUSTOM_TOOL = {"type": "custom", "custom": {"name": "run_sql", "description": "Run one SQL query"}}
 UNION = {"type": "function", "function": {
     "name": "set_label", "description": "Label a thing",
     "parameters": {"type": "object", "required": ["label"], "properties": {
@@ -145,6 +147,12 @@ def _effort(value: str) -> Callable[[Context], Request]:
     return lambda c: chat(c, HELLO, reasoning_effort=value, max_tokens=16, intent=Intent.EFFORT)
 
 
+
+def _tool_name(tool: dict[str, Any]) -> str:
+    """A tool's name, whatever its type: a function's, a custom tool's ({"type": "custom", "custom": {...}}), or its own."""
+    inner = tool.get(str(tool.get("type")))
+    return str(inner.get("name") if isinstance(inner, dict) else tool.get("name"))
+
 def _scenarios() -> list[Scenario]:
     s = Scenario
     usage: dict[str, Any] = {"stream_options": {"include_usage": True}}
@@ -211,6 +219,10 @@ def _scenarios() -> list[Scenario]:
                                                         max_tokens=CALL, intent=Intent.TOOL_SCHEMA_UNION), needs="tools",
           description="A tool schema with a mixed-type union and allOf: answered, or refused with a 4xx "
           "(seed 001: 400 invalid_tool_schema).", variant="tool schemas: allOf and unions"),
+        s("tools-non-function", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER, CUSTOM_TOOL], max_tokens=CALL,
+                                                        intent=Intent.TOOL_NON_FUNCTION), needs="tools",
+          description="A function tool beside a custom (non-function) one, as OpenAI accepts: answered, or refused "
+          "with a 4xx (seed 001 takes only function tools: 400).", variant="tools: a custom (non-function) tool"),
         s("tools-cut-by-length", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="required",
                                                          max_tokens=3, intent=Intent.EXPECT_LENGTH), needs="tools"),
         # reasoning and structured output
@@ -362,7 +374,7 @@ def sends(sc: Scenario) -> str:
         if key in ("model", "messages", "input"):
             continue
         if key == "tools":
-            value = "[" + ", ".join(t["function"]["name"] if "function" in t else t["name"] for t in value) + "]"
+            value = "[" + ", ".join(_tool_name(t) for t in value) + "]"
         text = value if isinstance(value, str) else json.dumps(value)
         fields.append(f"{key}={text if len(text) <= 40 else text[:37] + '...'}")
     size = len(json.dumps(body.get("messages", []))) if "messages" in body else 0

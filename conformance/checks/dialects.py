@@ -45,7 +45,8 @@ def _answered_or_refused(a: Analysis, rule: str, what: str) -> Iterator[Finding]
 # no verdict on the request, and their own rules report them; any other status is "not expected from this API"
 REFUSED = frozenset({400, 413, 422})
 NOT_A_VERDICT = frozenset({401, 403, 408, 429})
-FEATURE_INTENTS = frozenset({Intent.IMAGE, Intent.IMAGE_MISPLACED, Intent.TOOL_SCHEMA_UNION, Intent.EFFORT})
+FEATURE_INTENTS = frozenset({Intent.IMAGE, Intent.IMAGE_MISPLACED, Intent.TOOL_SCHEMA_UNION, Intent.TOOL_NON_FUNCTION,
+                             Intent.EFFORT})
 
 
 @check("ERR-024", when=(_intent(*FEATURE_INTENTS),))
@@ -156,6 +157,14 @@ def union_schema(a: Analysis) -> Iterator[Finding]:
         if a.exchange.status != 400 or code != "invalid_tool_schema":
             yield finding(a, "TOOL-019", f"status {a.exchange.status} code {short(code)}",
                           "400 invalid_tool_schema (seed 001: the server does not guess)")
+
+
+@check("TOOL-021", when=(_intent(Intent.TOOL_NON_FUNCTION),))
+def non_function_tool(a: Analysis) -> Iterator[Finding]:
+    yield from _answered_or_refused(a, "TOOL-021", "a custom (non-function) tool beside a function")
+    status = a.exchange.status
+    if a.expects("function-tools-only") and status is not None and status != 400:
+        yield finding(a, "TOOL-021", f"status {status}", "400 (seed 001: the server accepts only function tools)")
 
 
 @check("TOOL-020", when=(_intent(Intent.ROUNDTRIP), lambda a: bool(a.request.get("tools"))))

@@ -86,6 +86,7 @@ class Intent(str, Enum):
     CANCEL = "cancel"  # the cancel call itself
     CANCEL_UNKNOWN = "cancel-unknown"
     TOOL_SCHEMA_UNION = "tool-schema-union"  # allOf / a mixed union: answered or refused with a 4xx
+    TOOL_NON_FUNCTION = "tool-non-function"  # a tool of another type (custom): answered or refused with a 4xx
     ROUNDTRIP = "roundtrip"  # a history the server sent: accepted
     EFFORT = "effort"  # one reasoning_effort value: accepted or refused as unsupported
     IMAGE = "image"  # a data-URL image in a user message

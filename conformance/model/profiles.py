@@ -34,6 +34,8 @@ ALLOWANCES: dict[str, str] = {
 EXPECTATIONS: dict[str, str] = {
     "invalid-tool-schema": "001 Tool calls: overlapping oneOf, mixed-type unions such as string | object, and allOf "
                            "return HTTP 400 with invalid_tool_schema",
+    "function-tools-only": "001 Tool calls: the server accepts only function tools (another type is refused with "
+                           "HTTP 400)",
     "image-rules": "001 Images: image_url parts in user messages only, a data URL, detail absent or auto; anything "
                    "else returns HTTP 400",
     "health": "001 Supported API: GET /health is an endpoint",
@@ -86,8 +88,8 @@ PROFILES: dict[str, Profile] = {
         Profile("strict", frozenset(),
                 "Seed 001's strict local server: unknown fields refused, documented refusals (unsupported_value) for "
                 "what it does not support, invalid_tool_schema, image rules, /health, capabilities, prompt reuse.",
-                frozenset({"invalid-tool-schema", "image-rules", "health", "model-capabilities", "prompt-reuse",
-                           "documented-refusals", "body-limit", "unknown-field-refused"})),
+                frozenset({"invalid-tool-schema", "function-tools-only", "image-rules", "health", "model-capabilities",
+                           "prompt-reuse", "documented-refusals", "body-limit", "unknown-field-refused"})),
         Profile("lmstudio", frozenset({"event-error", "unknown-model-served", "overflow-in-stream", "error-string"}),
                 "LM Studio: event: error in the stream (also for a prompt beyond the context); string errors; an "
                 "unknown model answered by a loaded one."),
