@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -31,8 +32,8 @@ def _rss_kb() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def _bodies(kind: str, mb: float) -> list[tuple[object, bytes]]:
-    """(exchange, body) pairs: the long stream, or the reference report's recorded exchanges."""
+def _exchanges(kind: str, mb: float) -> list[Any]:
+    """The long stream, or the reference report's recorded exchanges."""
     from conformance.exchange import Exchange
     from conformance.fixtures import exchange_from_meta
 
@@ -43,16 +44,14 @@ def _bodies(kind: str, mb: float) -> list[tuple[object, bytes]]:
         body = recorded_style_stream(mb)
         headers = (("content-type", "text/event-stream"),)
         request = {"model": "m", "messages": [{"role": "user", "content": "Hi"}], "stream": True}
-        return [(Exchange(request=request, body=body, headers=headers), body)]
-    pairs = []
+        return [Exchange(request=request, body=body, headers=headers)]
+    exchanges = []
     for sidecar in sorted((ROOT / "reports" / "reference" / "wire").glob("*.json")):
         body_path = sidecar.with_suffix(".body")
         if not body_path.exists():
             continue
-        meta = json.loads(sidecar.read_text(encoding="utf-8"))
-        body = body_path.read_bytes()
-        pairs.append((exchange_from_meta(meta, body), body))
-    return pairs
+        exchanges.append(exchange_from_meta(json.loads(sidecar.read_text(encoding="utf-8")), body_path.read_bytes()))
+    return exchanges
 
 
 def one(stage: str, kind: str, mb: float, repeat: int, uncapped: bool) -> dict[str, float]:
@@ -72,18 +71,18 @@ def one(stage: str, kind: str, mb: float, repeat: int, uncapped: bool) -> dict[s
             for name in ("MAX_JUDGED_EVENTS", "MAX_JUDGED_BYTES"):
                 if hasattr(mod, name):
                     setattr(mod, name, 1 << 40)
-    pairs = _bodies(kind, mb)
-    size = sum(len(b) for _, b in pairs)
+    exchanges = _exchanges(kind, mb)
+    size = sum(len(ex.body) for ex in exchanges)
     base = _rss_kb()
     best = float("inf")
     for _ in range(repeat):
-        fresh = [dataclasses.replace(ex, memo={}) for ex, _ in pairs]  # no analysis kept from the last round
+        fresh = [dataclasses.replace(ex, memo={}) for ex in exchanges]  # no analysis kept from the last round
         start = time.perf_counter()
-        for ex, (_, body) in zip(fresh, pairs, strict=True):
+        for ex in fresh:
             if stage == "decoder":
                 decoder = SSEDecoder()
-                for i in range(0, len(body), 65536):
-                    decoder.feed(body[i:i + 65536])
+                for i in range(0, len(ex.body), 65536):
+                    decoder.feed(ex.body[i:i + 65536])
                 decoder.close()
             elif stage == "analyze":
                 analyze(ex, "openai")

@@ -609,6 +609,7 @@ def seed_examples() -> list[tuple[str, str, str]]:
 
     seeds = sorted(f"seeds/{p.stem}" for p in (FIXTURES_DIR / "seeds").glob("*.json"))
     loaded = {n: load(FIXTURES_DIR / f"{n}.json") for n in seeds}
+    body = {n: fx.body_path.read_bytes() for n, fx in loaded.items()}
     rows = []
     for name in seeds:
         failing = _failing(name)
@@ -618,8 +619,8 @@ def seed_examples() -> list[tuple[str, str, str]]:
             rows.append((name, " ".join(sorted(failing)), ABBREVIATED[name][1]))
             continue
         fx = loaded[name]
-        twins = [n for n, t in loaded.items() if t.profile != fx.profile and not _failing(n)
-                 and t.body_path.read_bytes() == fx.body_path.read_bytes()]
+        twins = [n for n, t in loaded.items() if t.profile != fx.profile and body[n] == body[name]
+                 and not _failing(n)]
         twins.sort(key=lambda n: not (n.startswith(name) or name.startswith(n)))  # its own -profile twin first
         why = (f"a dialect's own shape: passes under profile {loaded[twins[0]].profile} ({twins[0]})" if twins
                else "UNEXPLAINED")

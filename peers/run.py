@@ -183,7 +183,7 @@ def model_dir() -> Path:
 
 
 def serve_and_run(peer: Peer, by_name: dict[str, Peer], report_dir: Path, log: Path,
-                  entry: dict[str, object], extra: tuple[str, ...] = ()) -> tuple[float, int]:
+                  entry: dict[str, object], category: str | None = None) -> tuple[float, int]:
     """Start the peer (and its backend), run the suite once, stop them by their process ids. Each run gets
     fresh processes: work a server goes on with after the suite left (a prefill it does not abandon) must
     not slow the next run down."""
@@ -192,8 +192,8 @@ def serve_and_run(peer: Peer, by_name: dict[str, Peer], report_dir: Path, log: P
         venv = PEERS / peer.name
         model = peer.prepare(venv, model_dir()) if peer.prepare else model_dir()
         env = dict(peer.env)
-        if "--category" in extra:
-            env.update(peer.category_env.get(extra[extra.index("--category") + 1], {}))
+        if category is not None:
+            env.update(peer.category_env.get(category, {}))
         for folder in peer.dirs:
             folder.mkdir(parents=True, exist_ok=True)
         if peer.backend is not None:  # a proxy: its backend first
@@ -213,7 +213,7 @@ def serve_and_run(peer: Peer, by_name: dict[str, Peer], report_dir: Path, log: P
         base = f"http://127.0.0.1:{port}{peer.base_path}"
         wait_ready(f"{base}/models", server.proc, peer.ready_timeout, peer.api_key)
         args = [*peer.run_args, *(["--api-key", peer.api_key] if peer.api_key else []),
-                *(["--model", str(model)] if peer.model_arg else []), *extra]
+                *(["--model", str(model)] if peer.model_arg else []), *(["--category", category] if category else [])]
         return run_suite(base, report_dir, args)
     finally:
         for proc in reversed(started):
@@ -260,7 +260,7 @@ def run_category(peer: Peer, by_name: dict[str, Peer], category: str) -> dict[st
     try:
         venv = ensure_venv(peer, log)
         entry["version"] = installed_version(peer, venv)
-        wall, rc = serve_and_run(peer, by_name, report, log, entry, ("--category", category))
+        wall, rc = serve_and_run(peer, by_name, report, log, entry, category)
         doc = json.loads((report / "results.json").read_text())
         entry.update(wall_s=round(wall, 1), exit=rc, failed=_failed(report / "results.json"),
                      capabilities={k: v["supported"] for k, v in doc["target"]["capabilities"].items()
