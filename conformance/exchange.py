@@ -94,11 +94,9 @@ class Analysis:
     wire_error: WireError | None = None
     judged_bytes: int | None = None  # set when only this many bytes of the body were judged (the caps below)
     protocol: Protocol | None = None  # the protocol the exchange's endpoint speaks
+    watch: Any = None  # chat: the ChatWatch its one decoding pass filled (protocols/chat/watch.py)
     answer: Any = None  # what the protocol assembled (chat: ``assembled``; responses: an ``Answer``)
     cuts: list[int] | None = None  # the pieces the body was fed in (byte-split fuzzing)
-    # views of the payloads that several checks read (choice_items, deltas, the sequence tables' violations), each
-    # made once per decoding (``conditions.once``); a copy for another exchange's observations shares them
-    derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def request(self) -> dict[str, Any]:
@@ -145,14 +143,14 @@ class Analysis:
 def detect_format(exchange: Exchange) -> str:
     """sse, ndjson, json, empty or text: from the Content-Type, else from the bytes."""
     body = exchange.body
-    if not body.strip():
+    if not body or body.isspace():  # (not body.strip(): that copies a body of any size)
         return "empty"
     ctype = (exchange.header("content-type") or "").split(";", 1)[0].strip().lower()
     if ctype == "text/event-stream":
         return "sse"
     if ctype in ("application/x-ndjson", "application/jsonl", "application/ndjson"):
         return "ndjson"
-    head = body.lstrip(b"\xef\xbb\xbf \t\r\n")[:16]
+    head = body[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")[:16]
     if head.startswith((b"data:", b":", b"event:", b"id:", b"retry:")) or re.search(rb"(?m)^data:", body[:4096]):
         return "sse"  # an event stream, whatever unknown field its first line holds
     try:

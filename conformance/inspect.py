@@ -18,6 +18,7 @@ from conformance.model.observations import Observations
 from conformance.protocols import guess_path
 from conformance.protocols.ollama import assemble_frames
 from conformance.wire.ndjson import MISSING
+from conformance.wire.sse import decode_sse
 
 
 class InputError(Exception):
@@ -144,8 +145,11 @@ def events_json(a: Analysis) -> list[dict[str, Any]]:
     if a.format == "ndjson":
         return [{"index": ln.index, "offset": ln.offset, "value": None if ln.value is MISSING else ln.value,
                  "error": ln.error, "partial": ln.partial} for ln in a.lines]
+    events = a.events
+    if not events and a.format == "sse":  # the streaming judge keeps no events: inspect lists them from the bytes
+        events = decode_sse(a.exchange.body)[0]
     return [{"index": e.index, "offset": e.offset, "type": e.type, "data": e.data, "id": e.last_event_id}
-            for e in a.events]
+            for e in events]
 
 
 def assembled_json(a: Analysis) -> dict[str, Any]:

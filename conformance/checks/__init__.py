@@ -85,13 +85,48 @@ def finding(a: Analysis, rule_id: str, received: str, expected: str, *,
             event: int | None = None, offset: int | None = None, remedy: str = "") -> Finding:
     """Build a finding with the "Received … / Expected …" message and a bounded excerpt."""
     rule = RULES_BY_ID[rule_id]
-    if offset is None and event is not None and event < len(a.events):
-        offset = a.events[event].offset
+    if offset is None and event is not None:
+        if a.watch is not None:  # the streaming judge keeps the offset of each event it names
+            offset = a.watch.offset(event)
+        if offset is None and event < len(a.events):
+            offset = a.events[event].offset
     message = f"Received: {received} / Expected: {expected}"
     if remedy:
         message += f"\n{remedy}"
     return Finding(rule.id, rule.level, rule.category, message, event, offset,
                    excerpt(a.exchange.body, offset))
+
+
+_VALIDATORS: dict[str, Any] = {}
+
+
+def validate_json(value: Any, schema: dict[str, Any]) -> None:
+    """``jsonschema.validate(value, schema)``, with the schema checked and its validator built once per schema (the
+    same few schemas judge every answer of a run): raises ``jsonschema.ValidationError`` or ``SchemaError`` alike."""
+    import json
+
+    import jsonschema
+
+    try:
+        key = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):
+        jsonschema.validate(value, schema)
+        return
+    known = _VALIDATORS.get(key)
+    if known is None:
+        cls = jsonschema.validators.validator_for(schema)
+        try:
+            cls.check_schema(schema)
+            known = cls(schema)
+        except jsonschema.SchemaError as exc:
+            known = exc
+        if len(_VALIDATORS) < 512:
+            _VALIDATORS[key] = known
+    if isinstance(known, jsonschema.SchemaError):
+        raise known
+    error = jsonschema.exceptions.best_match(known.iter_errors(value))
+    if error is not None:
+        raise error
 
 
 def short(value: Any, limit: int = 80) -> str:
@@ -120,6 +155,27 @@ def _applies(rule: Rule, a: Analysis) -> bool:
     return True
 
 
+_PLANS: dict[tuple[Any, ...], list[tuple[Check, list[str]]]] = {}
+
+
+def _plan(a: Analysis, wanted: set[str] | None) -> list[tuple[Check, list[str]]]:
+    """The checks with rules that judge this kind of exchange (its protocol, streamed or not), and those rules: the
+    same for every exchange of a kind, so made once per kind (and selection) instead of once per exchange."""
+    protocol = a.protocol
+    key = (len(CHECKS), None if protocol is None else (protocol.name, protocol.framing), a.is_stream,
+           None if wanted is None else frozenset(wanted))
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = []
+        for chk in CHECKS:
+            ids = [r for r in chk.rules if (wanted is None or r in wanted) and _applies(RULES_BY_ID[r], a)]
+            if ids:
+                plan.append((chk, ids))
+        if len(_PLANS) < 256:
+            _PLANS[key] = plan
+    return plan
+
+
 def evaluate(a: Analysis, rule_ids: Iterable[str] | None = None) -> list[Verdict]:
     """Run every check and give one verdict per rule, in rulebook order."""
     _load()
@@ -127,9 +183,8 @@ def evaluate(a: Analysis, rule_ids: Iterable[str] | None = None) -> list[Verdict
     found: dict[str, list[Finding]] = {}
     applicable: set[str] = set()
     errors: dict[str, str] = {}
-    for chk in CHECKS:
-        ids = [r for r in chk.rules if (wanted is None or r in wanted) and _applies(RULES_BY_ID[r], a)]
-        if not ids or not all(pred(a) for pred in chk.when):
+    for chk, ids in _plan(a, wanted):
+        if not all(pred(a) for pred in chk.when):
             continue
         applicable.update(ids)
         try:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from conformance.exchange import Analysis
 from conformance.model import BAD_INPUT
-from conformance.protocols.chat import sequence
 
 T = TypeVar("T")
 
@@ -51,6 +49,9 @@ def openai_error_response(a: Analysis) -> bool:
 
 
 def no_stream_error(a: Analysis) -> bool:
+    """No error payload in the stream (chat's watch counts them; another protocol's payloads are kept)."""
+    if hasattr(a.watch, "error_count"):
+        return not a.watch.error_count
     return not any(p.kind == "error" for p in a.payloads)
 
 
@@ -89,48 +90,6 @@ def usage_of(a: Analysis) -> dict[str, Any] | None:
 def wants_usage(a: Analysis) -> bool:
     opts = a.request.get("stream_options")
     return isinstance(opts, dict) and opts.get("include_usage") is True
-
-
-def once(a: Analysis, name: str, make: Callable[[Analysis], T]) -> T:
-    """``make(a)``, made once per analysis: a view of the payloads that several checks walk."""
-    if name not in a.derived:
-        a.derived[name] = make(a)
-    return cast(T, a.derived[name])
-
-
-def sequence_violations(a: Analysis) -> list[sequence.Violation]:
-    """Every violation of chat's stream and choice tables, in stream order (made once)."""
-    return once(a, "sequence", lambda a: sequence.walk(a.payloads))
-
-
-def choice_items(a: Analysis) -> list[tuple[int, dict[str, Any]]]:
-    """(event index, choice object) for every choice of every chunk, in order (made once; do not change it)."""
-    return once(a, "choice_items", _choice_items)
-
-
-def _choice_items(a: Analysis) -> list[tuple[int, dict[str, Any]]]:
-    items = []
-    for p in a.chunks:
-        choices = p.value.get("choices") if isinstance(p.value, dict) else None
-        for choice in choices if isinstance(choices, list) else ():
-            if isinstance(choice, dict):
-                items.append((p.index, choice))
-    return items
-
-
-def deltas(a: Analysis) -> list[tuple[int, int, dict[str, Any]]]:
-    """(event index, choice index, delta) for every delta object, in order (made once; do not change it)."""
-    return once(a, "deltas", _deltas)
-
-
-def _deltas(a: Analysis) -> list[tuple[int, int, dict[str, Any]]]:
-    out = []
-    for event, choice in choice_items(a):
-        delta = choice.get("delta")
-        index = choice.get("index", 0)
-        if isinstance(delta, dict):
-            out.append((event, index if isinstance(index, int) else 0, delta))
-    return out
 
 
 def requested_n(a: Analysis) -> int:

@@ -95,7 +95,8 @@ def downgraded(a: Analysis) -> bool:
 # chunks: AFM's profile events
 
 def _profile_payloads(a: Analysis) -> list[Any]:
-    return [p for p in a.payloads if isinstance(p.value, dict) and any(k in p.value for k in PROFILE_KEYS)]
+    """The payloads with a profile key (the first ones: the watch keeps a bounded list)."""
+    return list(getattr(a.watch, "profiles", ()))
 
 
 def _profile_asked(a: Analysis) -> bool:
@@ -111,9 +112,7 @@ def profile_events(a: Analysis) -> Iterator[Finding]:
         yield finding(a, "CHK-020", f"no profile event for X-AFM-Profile: {asked}",
                       "an afm_profile event after the finish and usage, before [DONE]")
         return
-    profiles = {p.index for p in _profile_payloads(a)}
-    last_chunk = max((p.index for p in a.chunks if p.index not in profiles), default=-1)
-    done = next((p.index for p in a.payloads if p.kind == "done"), None)
+    last_chunk, done = a.watch.last_plain_chunk, a.watch.done
     for p in _profile_payloads(a):
         key = next(k for k in PROFILE_KEYS if k in p.value)
         if asked not in ("true", "extended"):

@@ -11,7 +11,6 @@ from conformance.checks.conditions import bad_input, headers_known, openai_error
 from conformance.client import REFUSAL_DEADLINE
 from conformance.exchange import Analysis
 from conformance.model import BAD_INPUT, Intent
-from conformance.protocols.chat.payloads import carries_output
 
 SUCCESS_FINISH = frozenset({"stop", "length", "tool_calls"})
 
@@ -82,11 +81,10 @@ def overflow_reported_in_stream(a: Analysis) -> bool:
     """LM Studio's documented overflow (profile lmstudio): 200, an event: error before any output, nothing after."""
     if a.exchange.intent != Intent.CONTEXT_OVERFLOW or not a.allows("overflow-in-stream") or a.format != "sse":
         return False
-    errors = [p for p in a.payloads if p.kind == "error"]
-    if not errors:
+    w = a.watch
+    if not getattr(w, "errors", None):
         return False
-    first = errors[0].index
-    return not any(p.index < first and carries_output(p.value) for p in a.payloads if p.kind == "chunk")
+    return w.first_output is None or w.first_output > w.errors[0].index
 
 
 def _string_error(a: Analysis) -> str | None:
@@ -116,7 +114,8 @@ def refused_before_stream(a: Analysis) -> Iterator[Finding]:
 
 
 def _error_payloads(a: Analysis) -> list[Any]:
-    return [p for p in a.payloads if p.kind == "error"]
+    """A chat stream's error payloads (the first ones: the watch keeps a bounded list)."""
+    return list(getattr(a.watch, "errors", ()))
 
 
 @check("ERR-008", "ERR-009", "ERR-010",
@@ -129,10 +128,10 @@ def in_stream_error(a: Analysis) -> Iterator[Finding]:
                       event=first.index, remedy="The openai SDK raises only on a data payload with an error key.")
     elif not (isinstance(value, dict) and isinstance(value.get("error"), dict)):
         yield finding(a, "ERR-008", f"error payload {short(value)}", '{"error": {"message": …}}', event=first.index)
-    after = [p for p in a.payloads if p.index > first.index and p.kind != "done"]
-    if after:
-        yield finding(a, "ERR-009", f"{len(after)} event(s) after the error", "nothing but [DONE]",
-                      event=after[0].index)
+    w = a.watch
+    if w.after_error:
+        yield finding(a, "ERR-009", f"{w.after_error} event(s) after the error", "nothing but [DONE]",
+                      event=w.after_error_first)
     finished = [c.finish_reason for c in a.assembled.choices.values() if c.finish_reason in SUCCESS_FINISH]
     if finished:
         yield finding(a, "ERR-010", f"an error and finish_reason {finished[0]!r}", "no success finish")
@@ -154,7 +153,7 @@ def context_overflow(a: Analysis) -> Iterator[Finding]:
     if a.allows("llamacpp-errors") and isinstance(error, dict) and error.get("type") == "exceed_context_size_error":
         return  # llama.cpp's documented overflow (003 §5)
     if overflow_reported_in_stream(a):
-        message = next((p.value for p in a.payloads if p.kind == "error"), None)
+        message = a.watch.errors[0].value
         if "context length" in json.dumps(message):
             return  # LM Studio: only the message says it (003 §5)
     text = _string_error(a)

@@ -8,34 +8,37 @@ from conformance.checks import Finding, check, finding, short
 from conformance.checks.conditions import (
     chat_answer,
     chat_sse,
-    choice_items,
     complete,
     max_tokens,
     no_stream_error,
-    sequence_violations,
     usage_of,
 )
 from conformance.exchange import Analysis
 from conformance.model import BAD_INPUT, Intent
-from conformance.protocols.chat import sequence
 from conformance.protocols.chat.payloads import carries_output
 
 FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
 
 
 def _finishes(a: Analysis) -> list[tuple[int | None, int, object]]:
-    """(event, choice index, finish_reason) for every non-null finish_reason."""
-    if a.format == "json":
-        raw = a.json_body.get("choices")
-        return [(None, c.get("index", i), c.get("finish_reason")) for i, c in
-                enumerate(raw if isinstance(raw, list) else []) if isinstance(c, dict)
-                and c.get("finish_reason") is not None]
-    found = [(e, c.get("index", 0), c["finish_reason"]) for e, c in choice_items(a)
-             if c.get("finish_reason") is not None]
-    if a.allows("filter-chunks"):  # 003 §3.7: Azure's asynchronous filter ends a blocked stream in an annotation
-        found += [(p.index, c.get("index", 0), c["finish_reason"]) for p in a.payloads if p.kind == "annotation"
-                  for c in p.value.get("choices") or [] if isinstance(c, dict) and c.get("finish_reason") is not None]
-    return sorted(found, key=lambda f: f[0] or 0)
+    """(event, choice index, finish_reason) for every non-null finish_reason of a non-stream body."""
+    raw = a.json_body.get("choices")
+    return [(None, c.get("index", i), c.get("finish_reason")) for i, c in
+            enumerate(raw if isinstance(raw, list) else []) if isinstance(c, dict)
+            and c.get("finish_reason") is not None]
+
+
+def _stream_finishes(a: Analysis, index: int) -> tuple[int, list[int]]:
+    """How many finish_reasons a stream gave one choice, and the events of the first two (annotations' included
+    where Azure's asynchronous filter ends a blocked stream in one, 003 §3.7)."""
+    w = a.watch
+    track = w.choices.get(index)
+    count, events = (track.finish_count, list(track.finishes)) if track is not None else (0, [])
+    if a.allows("filter-chunks"):
+        extra = w.annotation_finishes.get(index, [])
+        count += len(extra)
+        events = sorted(events + [e for e, _ in extra])[:2]
+    return count, events
 
 
 @check("FIN-001", "FIN-002", when=(chat_answer, no_stream_error))
@@ -44,39 +47,47 @@ def one_finish(a: Analysis) -> Iterator[Finding]:
     allowed = set(FINISH_REASONS)
     if a.allows("finish-cancelled") or a.exchange.intent == Intent.CANCELLED_STREAM:
         allowed.add("cancelled")
-    finishes = _finishes(a)
-    for index in sorted(a.assembled.choices) or [0]:
-        mine = [(e, r) for e, i, r in finishes if i == index]
-        if len(mine) > 1 or (not mine and not cut):
-            yield finding(a, "FIN-001", f"{len(mine)} non-null finish_reason(s) for choice {index}",
-                          "exactly one", event=mine[1][0] if len(mine) > 1 else None)
-    for event, _, reason in finishes:
-        if reason not in allowed:
-            yield finding(a, "FIN-002", f"finish_reason {short(reason)}", f"one of {sorted(allowed)}",
-                          event=event)
-            return
+    if a.format == "json":
+        finishes = _finishes(a)
+        for index in sorted(a.assembled.choices) or [0]:
+            mine = [(e, r) for e, i, r in finishes if i == index]
+            if len(mine) > 1 or (not mine and not cut):
+                yield finding(a, "FIN-001", f"{len(mine)} non-null finish_reason(s) for choice {index}",
+                              "exactly one", event=mine[1][0] if len(mine) > 1 else None)
+        bad = next(((e, r) for e, _, r in finishes if r not in allowed), None)
+    else:
+        for index in sorted(a.assembled.choices) or [0]:
+            count, events = _stream_finishes(a, index)
+            if count > 1 or (not count and not cut):
+                yield finding(a, "FIN-001", f"{count} non-null finish_reason(s) for choice {index}",
+                              "exactly one", event=events[1] if count > 1 else None)
+        w = a.watch
+        bad = w.bad_finish if "cancelled" not in allowed else w.bad_finish_but_cancelled
+        if a.allows("filter-chunks"):  # an annotation's finish is a finish too
+            extra = w.annotation_bad if "cancelled" not in allowed else w.annotation_bad_but_cancelled
+            bad = min([f for f in (bad, extra) if f is not None], key=lambda f: f[0], default=None)
+    if bad is not None:
+        yield finding(a, "FIN-002", f"finish_reason {short(bad[1])}", f"one of {sorted(allowed)}", event=bad[0])
 
 
 @check("FIN-003", "FIN-004", "FIN-005", when=(chat_sse,))
 def finish_placement(a: Analysis) -> Iterator[Finding]:
-    after_finish = next((v for v in sequence_violations(a) if v.state == "finished"), None)
+    w = a.watch
+    after_finish = w.after_finish
     if after_finish is not None:
         yield finding(a, "FIN-003", f"choice {after_finish.choice} continues after its finish "
                       f"({after_finish.event})", "nothing for a choice after its finish_reason",
                       event=after_finish.event_index)
-    reported: set[str] = set()
-    for event, choice in choice_items(a):
-        if "finish_reason" not in choice and "FIN-005" not in reported:
-            reported.add("FIN-005")
-            yield finding(a, "FIN-005", f"a choice without the finish_reason key: {short(choice)}",
-                          "finish_reason: null until the last chunk", event=event)
-        if sequence.choice_event(choice) is sequence.ChoiceEvent.FINISH_WITH_DELTA and "FIN-004" not in reported:
-            reported.add("FIN-004")
-            raw = choice.get("delta")
-            carries = sorted(k for k, v in (raw if isinstance(raw, dict) else {}).items()
-                             if v not in (None, "", []) and k != "role")
-            yield finding(a, "FIN-004", f"a finish chunk that carries {carries}", "an empty delta on the finish chunk",
-                          event=event)
+    found = []
+    if w.no_finish_key is not None:
+        event, choice = w.no_finish_key
+        found.append((event, 0, "FIN-005", f"a choice without the finish_reason key: {short(choice)}",
+                      "finish_reason: null until the last chunk"))
+    if w.finish_with_delta is not None:
+        event, carries = w.finish_with_delta
+        found.append((event, 1, "FIN-004", f"a finish chunk that carries {carries}", "an empty delta on the finish chunk"))
+    for event, _, rule, received, expected in sorted(found, key=lambda f: (f[0], f[1])):
+        yield finding(a, rule, received, expected, event=event)
 
 
 @check("FIN-006", when=(chat_answer, lambda a: max_tokens(a) is not None and usage_of(a) is not None))
@@ -101,7 +112,7 @@ def length_finish(a: Analysis) -> Iterator[Finding]:
                 yield finding(a, "FIN-007", f"finish_reason {choice.finish_reason!r} for {short(choice.content, 40)}, "
                               f"the answer with a larger cap cut short ({short(uncapped, 60)})", "length")
         return
-    pieces = sum(1 for p in a.chunks if carries_output(p.value))
+    pieces = a.watch.output_chunks if a.format == "sse" else sum(1 for p in a.chunks if carries_output(p.value))
     if cap is not None and (used < cap if isinstance(used, int) else pieces < cap):
         return  # the answer ended by itself before the cap (its usage, else its chunk count, says so)
     if cap is not None and isinstance(used, int) and used > cap:

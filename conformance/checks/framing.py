@@ -15,10 +15,6 @@ def _stats(a: Analysis) -> SSEStats:
     return a.stats
 
 
-def _done_index(a: Analysis) -> int | None:
-    return next((p.index for p in a.payloads if p.kind == "done"), None)
-
-
 @check("SSE-001", "SSE-005", "SSE-007", "SSE-015", "SSE-017", when=(chat_sse,))
 def decoder_records(a: Analysis) -> Iterator[Finding]:
     stats = _stats(a)
@@ -47,17 +43,16 @@ def decoder_records(a: Analysis) -> Iterator[Finding]:
 
 @check("SSE-002", "SSE-003", "SSE-004", when=(chat_sse,))
 def terminator(a: Analysis) -> Iterator[Finding]:
-    done = _done_index(a)
-    errored = any(p.kind == "error" for p in a.payloads)
-    if done is None and not errored and complete(a):
-        last = a.events[-1].index if a.events else None
+    w = a.watch
+    done = w.done
+    if done is None and not w.error_count and complete(a):
+        last = w.last_index
         yield finding(a, "SSE-002", "a stream that ends without data: [DONE]", "data: [DONE] last",
                       event=last, offset=None if last is not None else 0)
     if done is not None:
-        after = [e for e in a.events if e.index > done]
-        if after:
-            yield finding(a, "SSE-003", f"{len(after)} event(s) after [DONE]", "nothing after [DONE]",
-                          event=after[0].index)
+        if w.after_done:
+            yield finding(a, "SSE-003", f"{w.after_done} event(s) after [DONE]", "nothing after [DONE]",
+                          event=w.after_done_first)
         end = a.assembled.done_end
         after_done = 0 if end is None else _stats(a).total_bytes - end
         if after_done:
@@ -67,16 +62,14 @@ def terminator(a: Analysis) -> Iterator[Finding]:
 
 @check("SSE-006", "SSE-008", when=(chat_sse,))
 def payloads(a: Analysis) -> Iterator[Finding]:
-    for p in a.payloads:
-        if p.problem is not None:
-            yield finding(a, "SSE-006", f"data {short(p.value, 60)} ({p.problem})", "JSON or [DONE]",
-                          event=p.index)
-            break
-    for event in a.events:
-        if event.type not in ("message", "error"):
-            yield finding(a, "SSE-008", f"event: {event.type}", "no event field, message or error",
-                          event=event.index, remedy="Clients drop events of other types.")
-            break
+    w = a.watch
+    if w.invalid is not None:
+        p = w.invalid
+        yield finding(a, "SSE-006", f"data {short(p.value, 60)} ({p.problem})", "JSON or [DONE]", event=p.index)
+    if w.odd_type is not None:
+        event, kind = w.odd_type
+        yield finding(a, "SSE-008", f"event: {kind}", "no event field, message or error",
+                      event=event, remedy="Clients drop events of other types.")
 
 
 @check("SSE-009", "SSE-010", "SSE-011", "SSE-012", "SSE-013", "SSE-014", "SSE-016", when=(chat_sse,))
@@ -95,9 +88,9 @@ def client_hazards(a: Analysis) -> Iterator[Finding]:
                       "no id: or retry: fields")
     if stats.bom:
         yield finding(a, "SSE-013", "a byte-order mark at byte 0", "no BOM", offset=0)
-    multi = next((e for e in a.events if e.data_lines > 1), None)
+    multi = a.watch.multi_data
     if multi is not None:
-        yield finding(a, "SSE-014", f"an event with {multi.data_lines} data: lines", "one data: line per event",
-                      event=multi.index)
+        yield finding(a, "SSE-014", f"an event with {multi[1]} data: lines", "one data: line per event",
+                      event=multi[0])
     if len(stats.line_ending_styles) > 1:
         yield finding(a, "SSE-016", f"mixed line ends {stats.line_ending_styles}", "one style throughout")

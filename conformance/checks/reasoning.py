@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from conformance.checks import Finding, check, finding
-from conformance.checks.conditions import chat_answer, chat_sse, deltas
+from conformance.checks.conditions import chat_answer, chat_sse
 from conformance.exchange import Analysis
 from conformance.protocols.chat import THINK_CLOSE, THINK_OPEN
 
@@ -60,13 +60,6 @@ def effort(a: Analysis) -> Iterator[Finding]:
 
 @check("RSN-007", when=(chat_sse,))
 def reasoning_first(a: Analysis) -> Iterator[Finding]:
-    answered: set[int] = set()
-    for event, index, delta in deltas(a):
-        if any(isinstance(delta.get(k), str) and delta[k] for k in ("reasoning_content", "reasoning")) \
-                and index in answered:
-            yield finding(a, "RSN-007", "reasoning after the answer began", "reasoning before the answer",
-                          event=event)
-            return
-        content = delta.get("content")
-        if isinstance(content, str) and content.strip():
-            answered.add(index)
+    if a.watch.late_reasoning is not None:
+        yield finding(a, "RSN-007", "reasoning after the answer began", "reasoning before the answer",
+                      event=a.watch.late_reasoning)

@@ -11,7 +11,7 @@ from typing import Any
 
 import jsonschema
 
-from conformance.checks import Finding, check, finding, short
+from conformance.checks import Finding, check, finding, short, validate_json
 from conformance.checks.conditions import chat_answer, chat_json, chat_sse, complete
 from conformance.exchange import Analysis
 from conformance.model import Intent
@@ -204,7 +204,7 @@ def structured(a: Analysis) -> Iterator[Finding]:
     schema = (_format(a) or {}).get("schema")
     if isinstance(schema, dict):
         try:
-            jsonschema.validate(value, schema)
+            validate_json(value, schema)
         except jsonschema.ValidationError as exc:
             yield finding(a, "RSP-018", f"{short(value)}: {exc.message}", "output that matches the schema")
         except jsonschema.SchemaError:

@@ -8,7 +8,7 @@ from typing import Any
 
 import jsonschema
 
-from conformance.checks import Finding, check, finding, short
+from conformance.checks import Finding, check, finding, short, validate_json
 from conformance.checks.conditions import response_format, structured
 from conformance.exchange import Analysis
 
@@ -61,7 +61,7 @@ def structured_content(a: Analysis) -> Iterator[Finding]:
             strict = strict and _bound(a)
             if isinstance(schema, dict):
                 try:
-                    jsonschema.validate(value, schema)
+                    validate_json(value, schema)
                 except jsonschema.ValidationError as exc:
                     yield finding(a, "STR-003" if strict else "STR-004", f"{short(value)}: {exc.message}",
                                   "content that matches the schema")

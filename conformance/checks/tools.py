@@ -8,8 +8,8 @@ from typing import Any
 
 import jsonschema
 
-from conformance.checks import Finding, check, finding, short
-from conformance.checks.conditions import chat_answer, chat_sse, deltas, offered_tools, tool_calls
+from conformance.checks import Finding, check, finding, short, validate_json
+from conformance.checks.conditions import chat_answer, chat_sse, offered_tools, tool_calls
 from conformance.exchange import Analysis
 from conformance.protocols.chat import ToolCall
 
@@ -23,51 +23,33 @@ def _calls(a: Analysis) -> list[ToolCall]:
 
 
 def _pieces(a: Analysis) -> Iterator[tuple[int | None, Any]]:
-    """(event, raw piece) for every tool-call piece, streamed or not."""
-    if a.format == "json":
-        for choice in a.json_body.get("choices") or []:
-            message = choice.get("message") if isinstance(choice, dict) else None
-            calls = message.get("tool_calls") if isinstance(message, dict) else None
-            for piece in calls if isinstance(calls, list) else ():
-                yield None, piece
-        return
-    for event, _, delta in deltas(a):
-        calls = delta.get("tool_calls")
+    """(event, raw piece) for every tool-call piece of a non-stream body (a stream's are read by the watch)."""
+    for choice in a.json_body.get("choices") or []:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        calls = message.get("tool_calls") if isinstance(message, dict) else None
         for piece in calls if isinstance(calls, list) else ():
-            yield event, piece
+            yield None, piece
 
 
 @check("TOOL-001", "TOOL-015", "TOOL-017", when=(chat_sse,))
 def streamed_pieces(a: Analysis) -> Iterator[Finding]:
-    reported: set[str] = set()
-    first: dict[int, tuple[Any, Any]] = {}
-    count: dict[int, int] = {}
-    for event, _, delta in deltas(a):
-        calls = delta.get("tool_calls")
-        if calls is None:
-            continue
-        if not isinstance(calls, list):
-            yield finding(a, "TOOL-001", f"tool_calls {short(calls)}", "an array", event=event)
-            return
-        for piece in calls:
-            index = piece.get("index") if isinstance(piece, dict) else None
-            if not isinstance(index, int) or isinstance(index, bool):
-                if "TOOL-001" not in reported:
-                    reported.add("TOOL-001")
-                    yield finding(a, "TOOL-001", f"a tool-call piece {short(piece)}", "an integer index",
-                                  event=event, remedy="The openai SDK's stream helper dereferences index.")
-                continue
-            count[index] = count.get(index, 0) + 1
-            ident, kind = piece.get("id"), piece.get("type")
-            was_id, was_type = first.get(index, (None, None))
-            changed = (ident is not None and was_id is not None and ident != was_id) or \
-                (kind is not None and was_type is not None and kind != was_type)
-            if changed and "TOOL-015" not in reported:
-                reported.add("TOOL-015")
-                yield finding(a, "TOOL-015", f"call {index} continued with id {ident!r} type {kind!r}",
-                              f"the first id {was_id!r} and type {was_type!r} kept", event=event)
-            first[index] = (was_id if was_id is not None else ident, was_type if was_type is not None else kind)
-    whole = [c for c in _calls(a) if count.get(c.index) == 1 and len(c.arguments) >= 8]
+    w = a.watch
+    found = []
+    if w.bad_piece is not None:
+        event, piece = w.bad_piece
+        found.append((event, 0, "TOOL-001", f"a tool-call piece {short(piece)}", "an integer index",
+                      "The openai SDK's stream helper dereferences index."))
+    if w.call_changed is not None:
+        event, index, ident, kind, was_id, was_type = w.call_changed
+        found.append((event, 1, "TOOL-015", f"call {index} continued with id {ident!r} type {kind!r}",
+                      f"the first id {was_id!r} and type {was_type!r} kept", ""))
+    if w.bad_calls is not None:
+        found.append((w.bad_calls[0], 2, "TOOL-001", f"tool_calls {short(w.bad_calls[1])}", "an array", ""))
+    for event, _, rule, received, expected, remedy in sorted(found, key=lambda f: (f[0], f[1])):
+        yield finding(a, rule, received, expected, event=event, remedy=remedy)
+    if w.bad_calls is not None:
+        return  # the pieces' walk ended at tool_calls that is no array
+    whole = [c for c in _calls(a) if w.call_pieces.get(c.index) == 1 and len(c.arguments) >= 8]
     if whole:
         yield finding(a, "TOOL-017", f"call {whole[0].index} complete in one delta",
                       "arguments streamed as fragments")
@@ -75,6 +57,9 @@ def streamed_pieces(a: Analysis) -> Iterator[Finding]:
 
 def _raw_ids(a: Analysis) -> dict[int, Any]:
     """The first id each call was sent with, before any conversion."""
+    if a.format == "sse":
+        first: dict[int, Any] = a.watch.call_ids
+        return first
     ids: dict[int, Any] = {}
     for position, (_, piece) in enumerate(_pieces(a)):
         if not isinstance(piece, dict):
@@ -124,10 +109,10 @@ def _schema_for(a: Analysis, name: str | None) -> Any:
 
 @check("TOOL-007", "TOOL-008", "TOOL-009", when=(tool_calls,))
 def arguments(a: Analysis) -> Iterator[Finding]:
-    for event, value in _arguments_pieces(a):
-        if value is not None and not isinstance(value, str):
-            yield finding(a, "TOOL-007", f"arguments {short(value)}", "a JSON string fragment", event=event)
-            break
+    bad = a.watch.bad_arguments if a.format == "sse" else next(
+        ((e, v) for e, v in _arguments_pieces(a) if v is not None and not isinstance(v, str)), None)
+    if bad is not None:
+        yield finding(a, "TOOL-007", f"arguments {short(bad[1])}", "a JSON string fragment", event=bad[0])
     cut = any(c.finish_reason == "length" for c in a.assembled.choices.values())
     for call in _calls(a):
         try:
@@ -142,7 +127,7 @@ def arguments(a: Analysis) -> Iterator[Finding]:
         schema = _schema_for(a, call.name)
         if isinstance(schema, dict):
             try:
-                jsonschema.validate(parsed, schema)
+                validate_json(parsed, schema)
             except jsonschema.ValidationError as exc:
                 yield finding(a, "TOOL-009", f"call {call.index} arguments {short(parsed)}: {exc.message}",
                               "arguments valid for the tool's parameters")

@@ -73,19 +73,19 @@ def _has_timing(a: Analysis) -> bool:
     of all its events is buffering. A short stream from a fast server can arrive in one read however it is written,
     so it shows nothing either way (issue 27: the verdict was luck)."""
     paced = a.exchange.observations.paced_s
-    return chat_sse(a) and len(a.exchange.arrivals) > 0 and len(a.events) >= 8 and paced is not None \
+    return chat_sse(a) and len(a.exchange.arrivals) > 0 and a.watch.events >= 8 and paced is not None \
         and paced >= PACED_S
 
 
 @check("TRN-007", when=(_has_timing,))
 def incremental_delivery(a: Analysis) -> Iterator[Finding]:
     arrivals = a.exchange.arrivals
-    first_end, last_end = a.events[0].end, a.events[-1].end
+    first_end, last_end = a.watch.first_end, a.watch.last_end
     first_read = next((i for i, (_, total) in enumerate(arrivals) if total >= first_end), None)
     last_read = next((i for i, (_, total) in enumerate(arrivals) if total >= last_end), None)
     if first_read is not None and first_read == last_read:
         when = arrivals[first_read][0]
-        yield finding(a, "TRN-007", f"all {len(a.events)} events in one read at {when:.3f}s",
+        yield finding(a, "TRN-007", f"all {a.watch.events} events in one read at {when:.3f}s",
                       "events written as they are generated", event=0,
                       remedy="Flush each event; do not buffer the response (see also X-Accel-Buffering).")
 

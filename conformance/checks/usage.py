@@ -12,23 +12,24 @@ from conformance.checks.conditions import (
     chat_sse,
     complete,
     no_stream_error,
-    sequence_violations,
     wants_usage,
 )
 from conformance.exchange import Analysis
 from conformance.protocols.chat import Payload
 
 
-def _usage_chunks(a: Analysis) -> list[Payload]:
-    return [p for p in a.chunks if p.value.get("usage") is not None]
+def _first_usage(a: Analysis) -> Payload | None:
+    """A stream's first chunk with usage."""
+    first: Payload | None = a.watch.usage_first
+    return first
 
 
 @check("USG-001", when=(chat_sse, lambda a: a.exchange.request is not None and not wants_usage(a)))
 def usage_opt_in(a: Analysis) -> Iterator[Finding]:
-    chunks = _usage_chunks(a)
-    if chunks:
-        yield finding(a, "USG-001", f"usage {short(chunks[0].value['usage'])} without include_usage",
-                      "no usage unless stream_options.include_usage is true", event=chunks[0].index,
+    first = _first_usage(a)
+    if first is not None:
+        yield finding(a, "USG-001", f"usage {short(first.value['usage'])} without include_usage",
+                      "no usage unless stream_options.include_usage is true", event=first.index,
                       remedy="Clients that index choices[0] crash on an unrequested usage chunk.")
 
 
@@ -37,34 +38,33 @@ def _filter_block(a: Analysis) -> bool:
         c.finish_reason == "content_filter" for c in a.assembled.choices.values())
 
 
-@check("USG-003", when=(chat_sse, no_stream_error, lambda a: bool(_usage_chunks(a))))
+@check("USG-003", when=(chat_sse, no_stream_error, lambda a: _first_usage(a) is not None))
 def usage_after_finish(a: Analysis) -> Iterator[Finding]:
     """Seed 000's lifecycle puts usage after the finish: judged wherever a usage chunk is, the request known or not
     (an offline capture without --request included)."""
-    chunks = _usage_chunks(a)
-    early = next((v for v in sequence_violations(a) if v.choice is None and v.event == "finish"), None)
+    first = a.watch.usage_first
+    early = a.watch.usage_before_finish
     if early is not None:
-        yield finding(a, "USG-003", f"usage at event {chunks[0].index}, before the finish at event "
-                      f"{early.event_index}", "usage after the last finish_reason", event=chunks[0].index)
+        yield finding(a, "USG-003", f"usage at event {first.index}, before the finish at event "
+                      f"{early.event_index}", "usage after the last finish_reason", event=first.index)
 
 
 @check("USG-002", "USG-004", "USG-005", "USG-007", when=(chat_sse, wants_usage, no_stream_error))
 def usage_placement(a: Analysis) -> Iterator[Finding]:
-    chunks = _usage_chunks(a)
-    if not chunks:
+    w = a.watch
+    if w.usage_first is None:
         if not _filter_block(a) and complete(a):
             yield finding(a, "USG-002", "no usage chunk", "one chunk with usage and choices: [] before [DONE]")
         return
-    last = chunks[-1]
-    if len(chunks) > 1:
-        yield finding(a, "USG-004", f"usage on {len(chunks)} chunks", "usage once", event=chunks[0].index)
+    last = w.usage_last
+    if w.usage_count > 1:
+        yield finding(a, "USG-004", f"usage on {w.usage_count} chunks", "usage once", event=w.usage_first.index)
     if last.value.get("choices") != []:
         yield finding(a, "USG-005", f"a usage chunk with choices {short(last.value.get('choices'))}",
                       "choices: []", event=last.index)
-    extra = [p for p in chunks if p.value.get("choices")]
-    if extra:
+    if w.usage_with_choices is not None:
         yield finding(a, "USG-007", "usage on a chunk that carries choices", "usage absent or null there",
-                      event=extra[0].index)
+                      event=w.usage_with_choices)
 
 
 def _counts(usage: Any) -> Iterator[str]:

@@ -237,8 +237,9 @@ class CancelCompleted(Kind):
         rid = req.headers.get("X-Request-ID", "")
         calls = [run.send(Request(path=cancel_path(rid), body={}, intent=Intent.CANCEL_COMPLETED,
                                   scenario=f"{req.scenario}/call"))]
-        chunks = analyze(ex, run.settings.profile).chunks if ex.status == 200 else []
-        stream_id = chunks[0].value.get("id") if chunks and isinstance(chunks[0].value, dict) else None
+        watch = analyze(ex, run.settings.profile).watch if ex.status == 200 else None
+        first = getattr(watch, "first_chunk", None)
+        stream_id = first.value.get("id") if first is not None and isinstance(first.value, dict) else None
         if isinstance(stream_id, str) and stream_id and stream_id != rid:
             # the server's id goes into the path as one percent-encoded segment: whatever it holds (../, ?, #, %2F,
             # controls) it names this stream, never another path of the server; one that cannot be a segment

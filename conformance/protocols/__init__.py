@@ -118,22 +118,27 @@ def answers_for(path: str) -> Callable[[str], bool]:
 
 
 def feed_sse(pieces: Iterable[bytes], feed_events: Callable[[list[Any]], None],
-             max_events: int | None = None) -> tuple[list[Any], Any]:
+             max_events: int | None = None, keep: bool = True) -> tuple[list[Any], Any]:
     """Decode an SSE body delivered in pieces, handing each batch of events to ``feed_events`` as it is decoded:
     the one pass every SSE protocol's ``analyze`` makes. With ``max_events``, feeding stops at the first piece that
-    passes it (``stats.total_bytes`` says how far it got). Returns the events and the decoder's stats."""
+    passes it (``stats.total_bytes`` says how far it got). Returns the events (none unless ``keep``: the streaming
+    judge reads each batch as it comes and keeps none) and the decoder's stats."""
     from conformance.wire.sse import SSEDecoder
 
     decoder = SSEDecoder()
     events: list[Any] = []
+    count = 0
     for piece in pieces:
         batch = decoder.feed(piece)
-        events += batch
+        if keep:
+            events += batch
+        count += len(batch)
         feed_events(batch)
-        if max_events is not None and len(events) > max_events:
+        if max_events is not None and count > max_events:
             return events, decoder.stats
     batch = decoder.close()
-    events += batch
+    if keep:
+        events += batch
     feed_events(batch)
     return events, decoder.stats
 

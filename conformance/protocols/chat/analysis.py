@@ -6,9 +6,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from conformance.protocols import MAX_JUDGED_EVENTS
 from conformance.protocols.chat.assembler import assemble_body, decode_and_assemble
-from conformance.protocols.chat.payloads import carries_output
+from conformance.protocols.chat.watch import ChatWatch
 
 
 def analyze(a: Any, pieces: Iterable[bytes]) -> None:
@@ -16,8 +15,10 @@ def analyze(a: Any, pieces: Iterable[bytes]) -> None:
     fmt = a.request.get("response_format")
     structured = isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema")
     if a.format == "sse":
-        a.events, a.stats, a.payloads, a.assembled = decode_and_assemble(pieces, max_events=MAX_JUDGED_EVENTS,
-                                                                         structured=structured)
+        # the streaming judge: every event, to the end of the body, judged in this one pass by the watch; no event or
+        # payload is kept (a.events and a.payloads stay empty), so memory does not grow with the stream (issue 25)
+        a.watch = ChatWatch()
+        a.events, a.stats, a.payloads, a.assembled = decode_and_assemble(pieces, structured=structured, watch=a.watch)
         if "first-name-kept" in a.profile.allows:  # seed 000: the first non-null name, not the pieces appended
             for choice in a.assembled.choices.values():
                 for call in choice.tool_calls.values():
@@ -39,4 +40,4 @@ def tokens_used(a: Any) -> tuple[int, int]:
     usage = a.assembled.usage
     if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
         return usage["completion_tokens"], 0
-    return sum(1 for p in a.payloads if p.kind == "chunk" and carries_output(p.value)), 1
+    return (a.watch.output_chunks if a.watch is not None else 0), 1

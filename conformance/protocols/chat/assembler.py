@@ -13,12 +13,14 @@ pieces"). The end of the ``[DONE]`` event is kept, for the rule on bytes after i
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.protocols.chat.payloads import (
     DONE,
+    PROFILE_KEYS,
     THINK_CLOSE,
     THINK_OPEN,
     Payload,
@@ -104,6 +106,20 @@ class ToolCall:
                 "arguments": self.arguments}
 
 
+COMPACT_AT = 512  # pieces of text a choice keeps apart before joining them
+
+
+def _compacted(parts: list[tuple[bool, str]]) -> list[tuple[bool, str]]:
+    """The think splitter's parts with each run of the same kind joined into one (the text and its order kept)."""
+    out: list[tuple[bool, list[str]]] = []
+    for is_reasoning, text in parts:
+        if out and out[-1][0] == is_reasoning:
+            out[-1][1].append(text)
+        else:
+            out.append((is_reasoning, [text]))
+    return [(is_reasoning, "".join(texts)) for is_reasoning, texts in out]
+
+
 @dataclass(slots=True)
 class Choice:
     """The assembly of one choice."""
@@ -117,15 +133,31 @@ class Choice:
     tool_calls: dict[int, ToolCall] = field(default_factory=dict)
     finish_reason: str | None = None
     think: ThinkSplitter = field(default_factory=ThinkSplitter)
+    # whether the think splitter holds the content: until a piece needs splitting (a "<"), the content is the raw
+    # content and is kept once, in raw_parts
+    split: bool = field(default=False, repr=False, compare=False)
+    # the joined split content, and how many of think.parts it joined: the rules read content many times
+    joined: tuple[int, str] = field(default=(0, ""), repr=False, compare=False)
+    # how many of raw_parts and think.parts are already joined runs (only the pieces after them are joined next)
+    bases: tuple[int, int] = field(default=(0, 0), repr=False, compare=False)
 
     @property
     def raw_content(self) -> str:
-        """The content deltas as sent, think markup included."""
-        return "".join(self.raw_parts)
+        """The content deltas as sent, think markup included (joined once, and kept joined)."""
+        raw = self.raw_parts
+        if len(raw) > 1:
+            raw[:] = ["".join(raw)]
+            self.bases = (1, self.bases[1])
+        return raw[0] if raw else ""
 
     @property
     def content(self) -> str:
-        return "".join(text for is_reasoning, text in self.think.parts if not is_reasoning)
+        if not self.split:
+            return self.raw_content
+        parts = self.think.parts
+        if self.joined[0] != len(parts):
+            self.joined = (len(parts), "".join(text for is_reasoning, text in parts if not is_reasoning))
+        return self.joined[1]
 
     @property
     def reasoning(self) -> str:
@@ -135,13 +167,27 @@ class Choice:
         if carrier not in self.carriers:
             self.carriers.append(carrier)
         self.reasoning_parts.append(text)
+        if len(self.reasoning_parts) > COMPACT_AT:
+            self.reasoning_parts[:] = ["".join(self.reasoning_parts)]  # (rare: reasoning on a carrier field)
 
     def add_content(self, text: str) -> None:
-        self.raw_parts.append(text)
+        raw = self.raw_parts
+        raw.append(text)
         think = self.think
+        raw_base, think_base = self.bases
+        if len(raw) - raw_base > COMPACT_AT:  # a string per token costs ~60 bytes beside its text: join the last ones
+            raw[raw_base:] = ["".join(raw[raw_base:])]
+            think.parts[think_base:] = _compacted(think.parts[think_base:])
+            self.bases = (raw_base + 1, len(think.parts))
+            self.joined = (-1, "")
         if not think.inside and not think.pending and "<" not in text:
-            think.parts.append((False, text))  # plain answer text: nothing to split
+            if self.split:
+                think.parts.append((False, text))  # plain answer text: nothing to split
             return
+        if not self.split:  # the first piece to split: the text before it, all plain, is the splitter's first part
+            self.split = True
+            prior = "".join(raw[:-1])
+            think.parts[:] = [(False, prior)] if prior else []
         before = len(self.think.parts)
         self.think.feed(text)
         self._collect_think(before)
@@ -198,21 +244,40 @@ class Assembled:
 class Assembler:
     """Merges classified payloads into an ``Assembled`` message."""
 
-    def __init__(self) -> None:
+    def __init__(self, watch: Any = None) -> None:
         self.result = Assembled()
         self.payloads: list[Payload] = []
+        # with a ChatWatch (the streaming judge's state, fed every event and payload in this pass), no payload is
+        # kept and a chunk that repeats the last one's bytes but for its text takes the template path below
+        self.watch: Any = watch
+        self._template: tuple[str, str] | None = None
 
     def feed_events(self, events: list[SSEEvent]) -> None:
         """Classify and merge events. The commonest event, a chunk with one choice at index 0 whose
         delta is one piece of text, is merged inline; anything else takes ``classify`` and ``feed``.
         """
+        keep = self.watch is None
         payloads = self.payloads
         fast = fast_loads
         first: Choice | None = None
+        watch = self.watch
+        template = self._template
         for event in events:
             data = event.data
+            if watch is not None:
+                watch.event(event.index, event.offset, event.end, event.type, event.data_lines)
+                if template is not None and event.type == "message":
+                    text = _templated(data, template)
+                    if text is not None:  # the last chunk's bytes but for its text: the same chunk with this text
+                        watch.repeat(event.index, event.offset, text)
+                        if text:
+                            if first is None:
+                                first = self.result.choice(0)
+                            first.add_content(text)
+                        continue
+                template = None
             if self.result.done_end is not None:  # after [DONE]: a correct client has stopped reading; the payload
-                payloads.append(classify(event))  # is kept for the rules (SSE-003), never merged into the answer
+                self._keep(classify(event))  # is judged (SSE-003), never merged into the answer
                 continue
             if data == DONE:
                 self.result.done_end = event.end
@@ -223,16 +288,28 @@ class Assembler:
                     value = None
                 text = _plain_text(value)
                 if text is not None:
-                    payloads.append(Payload(event.index, event.offset, "chunk", value, "message"))
+                    payload = Payload(event.index, event.offset, "chunk", value, "message")
+                    if keep:
+                        payloads.append(payload)
+                    else:
+                        watch.payload(payload)
+                        template = _template_of(data, text, value)
                     if text:
                         if first is None:
                             first = self.result.choice(0)
                         first.add_content(text)
                     continue
             self.feed(classify(event))
+        self._template = template
+
+    def _keep(self, payload: Payload) -> None:
+        if self.watch is None:
+            self.payloads.append(payload)
+        else:
+            self.watch.payload(payload)
 
     def feed(self, payload: Payload) -> None:
-        self.payloads.append(payload)
+        self._keep(payload)
         if payload.kind == "done":
             self.result.done = True
         elif payload.kind == "error":
@@ -301,6 +378,40 @@ def _plain_text(value: Any) -> str | None:
     except (KeyError, TypeError):
         return None
     return text if type(text) is str else None
+
+
+_UNSAFE_IN_STRING = re.compile(r'[\x00-\x1f"\\]')  # what a JSON string literal holds only escaped, or ends it
+_CONTENT_KEY = re.compile(r'"content"\s*:\s*')
+
+
+def _template_of(data: str, text: str, value: dict[str, Any]) -> tuple[str, str] | None:
+    """A plain chunk's bytes around its text: (what precedes the text's string literal, what follows it), when the
+    text is written as itself (no escapes) in the one place a ``"content"`` key names; else None.
+
+    Any data that is that prefix, a string literal without quotes, backslashes or control characters, and that
+    suffix is the same JSON document but for the text: every rule judges it as it judged this chunk, save the rules
+    that read the text, which ``ChatWatch.repeat`` feeds."""
+    if data.count('"content"') != 1 or _UNSAFE_IN_STRING.search(text) or any(k in value for k in PROFILE_KEYS):
+        return None
+    key = _CONTENT_KEY.search(data)
+    if key is None:
+        return None
+    start = key.end()
+    literal = '"' + text + '"'
+    if not data.startswith(literal, start):
+        return None
+    return data[:start], data[start + len(literal):]
+
+
+def _templated(data: str, template: tuple[str, str]) -> str | None:
+    """The text of data that is the template's prefix, a plain string literal and its suffix (else None)."""
+    prefix, suffix = template
+    end = len(data) - len(suffix)
+    start = len(prefix)
+    if end - start < 2 or not data.startswith(prefix) or not data.endswith(suffix) or data[start] != '"' \
+            or data[end - 1] != '"' or _UNSAFE_IN_STRING.search(data, start + 1, end - 1):
+        return None
+    return data[start + 1:end - 1]
 
 
 def merge_delta(choice: Choice, delta: dict[str, Any]) -> None:
@@ -391,13 +502,13 @@ def assemble_body(body: Any, structured: bool = False) -> Assembled:
 
 
 def decode_and_assemble(pieces: Iterable[bytes], max_events: int | None = None, structured: bool = False,
-                        ) -> tuple[list[SSEEvent], SSEStats, list[Payload], Assembled]:
+                        watch: Any = None) -> tuple[list[SSEEvent], SSEStats, list[Payload], Assembled]:
     """Decode an SSE body delivered in pieces and assemble it: the whole wire layer in one call.
     With ``max_events``, feeding stops at the first piece that passes it (``stats.total_bytes`` says
     how far it got), so judging a hostile body costs a bounded amount of time and memory."""
     from conformance.protocols import feed_sse
 
-    assembler = Assembler()
+    assembler = Assembler(watch)
     assembler.result.structured = structured
-    events, stats = feed_sse(pieces, assembler.feed_events, max_events)
+    events, stats = feed_sse(pieces, assembler.feed_events, max_events, keep=watch is None)
     return events, stats, assembler.payloads, assembler.close()

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from conformance.protocols import MAX_JUDGED_EVENTS, Protocol
+from conformance.protocols.chat.watch import EventWatch
 from conformance.protocols.responses.assembler import Answer, Assembler, Item, Violation, decode_and_assemble, from_response
 from conformance.protocols.responses.payloads import DONE, Event, answers, classify
 
@@ -20,7 +21,8 @@ NAME = "responses"
 
 def analyze(a: Any, pieces: Iterable[bytes]) -> None:
     if a.format == "sse":
-        a.events, a.stats, a.payloads, asm = decode_and_assemble(pieces, max_events=MAX_JUDGED_EVENTS)
+        a.watch = EventWatch()
+        a.events, a.stats, a.payloads, asm = decode_and_assemble(pieces, max_events=MAX_JUDGED_EVENTS, watch=a.watch)
         if a.stats.total_bytes < len(a.exchange.body):
             a.judged_bytes = a.stats.total_bytes
         a.answer = asm.close()

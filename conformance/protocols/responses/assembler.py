@@ -177,11 +177,17 @@ class Assembler:
         self.last_seq: int | None = None
         self.keep = keep_events
         self.payloads: list[Event] = []
+        self.watch: Any = None  # an EventWatch fed every event and payload in this pass (protocols/chat/watch.py)
 
     # -- feeding ---------------------------------------------------------------------------------------
     def feed_events(self, events: Iterable[SSEEvent]) -> None:
+        watch = self.watch
         for event in events:
-            self.feed(classify(event))
+            e = classify(event)
+            if watch is not None:
+                watch.event(event.index, event.offset, event.end, event.type, event.data_lines)
+                watch.problem(e)
+            self.feed(e)
 
     def feed(self, e: Event) -> None:
         a = self.answer
@@ -466,12 +472,13 @@ def from_response(body: Any) -> Answer:
     return a
 
 
-def decode_and_assemble(pieces: Iterable[bytes], max_events: int | None = None,
+def decode_and_assemble(pieces: Iterable[bytes], max_events: int | None = None, watch: Any = None,
                         ) -> tuple[list[SSEEvent], SSEStats, list[Event], Assembler]:
     """Decode an SSE body delivered in pieces and assemble its events, in one pass."""
     from conformance.protocols import feed_sse
 
     asm = Assembler()
+    asm.watch = watch
     events, stats = feed_sse(pieces, asm.feed_events, max_events)
     return events, stats, asm.payloads, asm
 

@@ -1,0 +1,124 @@
+"""The streaming judge (issue 25): a chat stream is judged to its end in one pass that keeps no event, and the
+template path (a chunk that is the last one's bytes but for its text) judges exactly as the full path."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import conformance.protocols.chat.assembler as assembler_module
+from conformance.checks import evaluate, findings_of
+from conformance.exchange import Exchange, analyze
+
+HEADERS = (("content-type", "text/event-stream"),)
+REQUEST = {"model": "m", "messages": [{"role": "user", "content": "Hi"}], "stream": True}
+ENVELOPE = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1764400000, "model": "m"}
+
+
+def event(choices: list[Any], **extra: Any) -> str:
+    return f"data: {json.dumps({**ENVELOPE, 'choices': choices, **extra})}\n\n"
+
+
+def text(piece: str, finish: str | None = None) -> str:
+    return event([{"index": 0, "delta": {"content": piece}, "finish_reason": finish}])
+
+
+def exchange(body: str | bytes, request: dict[str, Any] | None = None) -> Exchange:
+    raw = body.encode() if isinstance(body, str) else body
+    return Exchange(request=request or REQUEST, body=raw, headers=HEADERS)
+
+
+def verdicts(ex: Exchange) -> list[tuple[str, str, list[tuple[str, int | None, int | None]]]]:
+    return [(v.rule.id, str(v.outcome), [(f.message, f.event_index, f.byte_offset) for f in v.findings])
+            for v in evaluate(analyze(ex, "openai"))]
+
+
+def long_stream(tokens: int, finish: str = "stop") -> str:
+    first = event([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+    return (first + "".join(text(f" w{i}") for i in range(tokens))
+            + event([{"index": 0, "delta": {}, "finish_reason": finish}]) + "data: [DONE]\n\n")
+
+
+def test_the_end_of_a_stream_longer_than_the_old_event_cap_is_judged() -> None:
+    # 25,000 events: the old judge stopped at 20,000 (TRN-011) and never saw this finish_reason
+    a = analyze(exchange(long_stream(25_000, finish="bogus")), "openai")
+    found = {f.rule for f in findings_of(evaluate(a))}
+    assert "FIN-002" in found and "TRN-011" not in found
+    assert a.judged_bytes is None
+    assert len(a.assembled.choices[0].content.split()) == 25_000
+
+
+def test_no_event_or_payload_is_kept_and_the_watch_stays_small() -> None:
+    a = analyze(exchange(long_stream(30_000)), "openai")
+    assert a.events == [] and a.payloads == []
+    assert a.watch.events == 30_003
+    assert len(a.watch.at) < 16  # offsets only for the events a record names
+    assert [v.rule.id for v in evaluate(a) if str(v.outcome) == "failed" and v.rule.protocol == "chat"] == []
+
+
+def test_a_changed_chunk_in_a_long_run_of_repeats_is_caught_where_it_is() -> None:
+    body = long_stream(5_000)
+    marker = text(" w4000")
+    at = body.index(marker)
+    body = body[:at] + marker.replace('"model": "m"', '"model": "other"') + body[at + len(marker):]
+    ex = exchange(body)
+    chk = next(v for v in evaluate(analyze(ex, "openai")) if v.rule.id == "CHK-004")
+    assert str(chk.outcome) == "failed"
+    assert chk.findings[0].event_index == 4001 and chk.findings[0].byte_offset == at
+
+
+PIECE = st.one_of(st.sampled_from(["", " ", "a", "ab", "<think>", "</think>", "é", "\\", '"', "\n", "\u2028", "{}"]),
+                  st.text(max_size=6))
+VARIANT = st.sampled_from(["text", "text", "text", "finish", "usage", "model", "role", "reasoning", "done", "error",
+                           "empty-choices", "escaped"])
+
+
+def _event(kind: str, piece: str) -> str:
+    if kind == "finish":
+        return text(piece, finish="stop")
+    if kind == "usage":
+        return event([], usage={"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2})
+    if kind == "model":
+        return event([{"index": 0, "delta": {"content": piece}, "finish_reason": None}], model="n")
+    if kind == "role":
+        return event([{"index": 0, "delta": {"role": "assistant", "content": piece}, "finish_reason": None}])
+    if kind == "reasoning":
+        return event([{"index": 0, "delta": {"reasoning_content": piece}, "finish_reason": None}])
+    if kind == "done":
+        return "data: [DONE]\n\n"
+    if kind == "error":
+        return 'data: {"error": {"message": "x"}}\n\n'
+    if kind == "empty-choices":
+        return event([])
+    if kind == "escaped":
+        return text(piece).replace('"content": "', '"content": "\\u0041')
+    return text(piece)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(VARIANT, PIECE), min_size=1, max_size=30), st.booleans())
+def test_the_template_path_judges_as_the_full_path(steps: list[tuple[str, str]], usage: bool) -> None:
+    body = "".join(_event(kind, piece) for kind, piece in steps)
+    request = {**REQUEST, "stream_options": {"include_usage": True}} if usage else REQUEST
+    fast = verdicts(exchange(body, request))
+    original = assembler_module._template_of
+    try:
+        assembler_module._template_of = lambda *_: None  # every chunk through classify and ChatWatch.payload
+        full = verdicts(exchange(body, request))
+    finally:
+        assembler_module._template_of = original
+    assert fast == full
+
+
+@pytest.mark.parametrize("literal", ['"a\\"b"', '"a\\u0041"', '"tab\\t"', '"x", "role": "user"'])
+def test_a_text_that_is_not_a_plain_literal_leaves_the_template(literal: str) -> None:
+    template = assembler_module._template_of('{"choices": [{"delta": {"content": "ab"}}]}', "ab",
+                                             {"choices": []})
+    assert template is not None
+    data = '{"choices": [{"delta": {"content": ' + literal + '}}]}'
+    assert assembler_module._templated(data, template) is None
+    assert assembler_module._templated('{"choices": [{"delta": {"content": "cd"}}]}', template) == "cd"
