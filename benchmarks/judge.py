@@ -1,15 +1,15 @@
 """What judging a stream costs, stage by stage, in one run: the strict SSE decoder alone, decode + assemble (the
 analysis), and decode + assemble + every rule (the verdicts), each in MB/s and in peak memory, with the ratios.
 
-    python benchmarks/judge.py [--mb 20] [--repeat 3] [--uncapped]
+    python benchmarks/judge.py [--mb 20] [--repeat 3] [--no-memory]
 
 Two bodies: a one-token-per-chunk stream of about --mb megabytes (benchmarks/decode.py builds it, as
 mlx_lm.server or vLLM send one), and the suite's own typical exchanges (every body of reports/reference/wire,
 judged as recorded). Each stage runs in a fresh process; its peak memory is what it allocates at its peak
-(tracemalloc, in one more run apart from the timed ones), the body already loaded. A chat stream is judged whole
-(the streaming judge, issue 25: one pass, no event kept); --uncapped also lifts the event cap the other protocols
-keep. Then the memory of judging a 64 MiB stream against a 2 MiB one (--no-memory leaves that out). Issue 25's goals:
-every rule at 0.5x the decoder's throughput or better; judging 64 MiB within 1.5x the memory of judging 2 MiB.
+(tracemalloc, in one more run apart from the timed ones), the body already loaded. A stream is judged whole (the
+streaming judge, issue 25: one pass, no event kept). Then the memory of judging a 64 MiB stream against a 2 MiB one
+(--no-memory leaves that out). Issue 25's goals: every rule at 0.5x the decoder's throughput or better; judging
+64 MiB within 1.5x the memory of judging 2 MiB.
 """
 
 from __future__ import annotations
@@ -50,23 +50,14 @@ def _exchanges(kind: str, mb: float) -> list[Any]:
     return exchanges
 
 
-def one(stage: str, kind: str, mb: float, repeat: int, uncapped: bool) -> dict[str, float]:
+def one(stage: str, kind: str, mb: float, repeat: int) -> dict[str, float]:
     """Run one stage on one kind of body in this process; its best time and its peak memory."""
     import dataclasses
 
     import conformance.checks as checks
-    import conformance.protocols as protocols
     from conformance.exchange import analyze
     from conformance.wire.sse import SSEDecoder
 
-    if uncapped:
-        protocols.MAX_JUDGED_EVENTS = protocols.MAX_JUDGED_BYTES = 1 << 40
-        for module in ("conformance.protocols.chat.analysis", "conformance.protocols.responses",
-                       "conformance.exchange"):
-            mod = sys.modules.get(module) or __import__(module, fromlist=["x"])
-            for name in ("MAX_JUDGED_EVENTS", "MAX_JUDGED_BYTES"):
-                if hasattr(mod, name):
-                    setattr(mod, name, 1 << 40)
     exchanges = _exchanges(kind, mb)
     size = sum(len(ex.body) for ex in exchanges)
     checks._load()  # the checks' modules, loaded once as in a run, not timed
@@ -102,22 +93,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mb", type=float, default=20.0)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--uncapped", action="store_true", help="judge every event, not the first MAX_JUDGED_EVENTS")
     parser.add_argument("--no-memory", action="store_true", help="leave out the 64 MiB against 2 MiB memory rows")
     parser.add_argument("--one", nargs=2, metavar=("STAGE", "KIND"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(one(args.one[0], args.one[1], args.mb, args.repeat, args.uncapped)))
+        print(json.dumps(one(args.one[0], args.one[1], args.mb, args.repeat)))
         return
     rows = {}
     for kind in ("long", "typical"):
         for stage in STAGES:
             argv = [sys.executable, __file__, "--one", stage, kind, "--mb", str(args.mb), "--repeat", str(args.repeat)]
-            out = subprocess.run(argv + (["--uncapped"] if args.uncapped else []), capture_output=True, text=True,
+            out = subprocess.run(argv, capture_output=True, text=True,
                                  check=True, cwd=ROOT).stdout
             rows[(kind, stage)] = json.loads(out)
-    cap = "every event" if args.uncapped else "chat streams whole, the other protocols to MAX_JUDGED_EVENTS"
-    print(f"judging, {cap}; best of {args.repeat}; peak memory: what the stage allocates at its peak")
+    print(f"judging every event; best of {args.repeat}; peak memory: what the stage allocates at its peak")
     print("| body | stage | MB | MB/s | x decoder | peak MB |")
     print("|---|---|---|---|---|---|")
     for kind, label in (("long", f"one token per chunk, {args.mb:g} MB"), ("typical", "reference report's exchanges")):

@@ -44,7 +44,7 @@ def event_order(a: Analysis) -> Iterator[Finding]:
 def event_names(a: Analysis) -> Iterator[Finding]:
     missing = _answer(a).event_name_missing
     if missing:
-        first = next((p.index for p in a.payloads if getattr(p, "sse_type", "") == "message"), None)
+        first = _answer(a).first_unnamed
         yield finding(a, "RSP-005", f"{missing} event(s) without an event: field", "event: <type> before each data:",
                       event=first, remedy="OpenAI's SDKs read the type from the data; some SSE clients route by event:.")
 
@@ -274,6 +274,8 @@ def unstored_refused(a: Analysis) -> Iterator[Finding]:
 
 
 def _first(a: Analysis, kind: str) -> int | None:
-    return next((p.index for p in a.payloads if getattr(p, "type", None) in (kind, QUEUED if kind == CREATED else kind)),
-                None)
+    """The first event of this type (response.created: or response.queued, which may come first)."""
+    seen = _answer(a).first_of
+    found = [seen[k] for k in (kind, QUEUED if kind == CREATED else kind) if k in seen]
+    return min(found, default=None)
 

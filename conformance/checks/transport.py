@@ -8,7 +8,7 @@ from conformance.checks import Finding, check, finding
 from conformance.checks.conditions import chat_ok, chat_sse, headers_known
 from conformance.client import ABANDONED, REFUSAL_DEADLINE
 from conformance.exchange import Analysis
-from conformance.protocols import MAX_JUDGED_BYTES, MAX_JUDGED_EVENTS
+from conformance.protocols import MAX_JUDGED_BYTES
 
 ABORTS_TIME = ("first-byte timeout", "idle timeout", "total timeout")
 ABORTS_SIZE = ("byte cap", "line cap", "decompression cap", "header cap")
@@ -127,8 +127,8 @@ def limits(a: Analysis) -> Iterator[Finding]:
                       "a complete response within the time limits", offset=len(a.exchange.body) or None)
     if a.judged_bytes is not None:
         yield finding(a, "TRN-011", f"a body of {len(a.exchange.body)} bytes, judged on its first {a.judged_bytes}",
-                      f"a body within what the suite judges ({MAX_JUDGED_EVENTS} events, "
-                      f"{MAX_JUDGED_BYTES} bytes)", offset=a.judged_bytes)
+                      f"a body within what the suite judges ({MAX_JUDGED_BYTES} bytes of a body no protocol "
+                      "decodes)", offset=a.judged_bytes)
     if aborted in ABORTS_SIZE or a.wire_error is not None:
         what = aborted or (a.wire_error.message if a.wire_error else "")
         offset = a.wire_error.offset if a.wire_error else None

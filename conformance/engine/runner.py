@@ -344,6 +344,8 @@ class Runner:
         if cut:
             return None
         outcome = Outcome(sc, exchanges, self.reproducer(sc, req), elapsed)
+        for ex in exchanges:  # decoded and assembled as the scenario ends, in this worker, under the run's profile:
+            analyze(ex, self.settings.profile)  # the one pass each body gets (the judging after the run reuses it)
         with self._lock:
             self.recorded.append(outcome)
         if self.settings.exitfirst:

@@ -24,9 +24,8 @@ from typing import Any
 REGISTRY = ("chat", "ollama", "responses")
 DEFAULT_SSE = "chat"  # how an event stream off every protocol's routes is waited on
 
-# What one exchange is judged on (the streaming judge of issue 25 lifts the event cap): the suite's answers have
-# fewer than 200 events; a hostile body is judged on its first 20,000, or its first 2 MiB when no events are decoded.
-MAX_JUDGED_EVENTS = 20_000
+# What one exchange is judged on: a protocol's event stream whole (the streaming judge keeps no event, issue 25);
+# an NDJSON body, or an event stream on a route no protocol serves, on its first 2 MiB.
 MAX_JUDGED_BYTES = 2 * 1024 * 1024
 
 # Routes that speak no streaming protocol (plain JSON): the judge still reads them.

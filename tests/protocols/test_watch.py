@@ -122,3 +122,38 @@ def test_a_text_that_is_not_a_plain_literal_leaves_the_template(literal: str) ->
     data = '{"choices": [{"delta": {"content": ' + literal + '}}]}'
     assert assembler_module._templated(data, template) is None
     assert assembler_module._templated('{"choices": [{"delta": {"content": "cd"}}]}', template) == "cd"
+
+
+def responses_stream(deltas: int, completed: bool = True) -> bytes:
+    seq = iter(range(1 << 30))
+
+    def ev(obj: dict[str, Any]) -> str:
+        obj["sequence_number"] = next(seq)
+        return f"event: {obj['type']}\ndata: {json.dumps(obj)}\n\n"
+
+    resp = {"id": "resp_1", "object": "response", "status": "in_progress", "output": [], "model": "m"}
+    item = {"id": "msg_1", "type": "message", "role": "assistant", "status": "in_progress", "content": []}
+    where = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+    out = [ev({"type": "response.created", "response": resp}), ev({"type": "response.in_progress", "response": resp}),
+           ev({"type": "response.output_item.added", "output_index": 0, "item": item}),
+           ev({"type": "response.content_part.added", **where, "part": {"type": "output_text", "text": ""}})]
+    out += [ev({"type": "response.output_text.delta", **where, "delta": f" w{i}"}) for i in range(deltas)]
+    text = "".join(f" w{i}" for i in range(deltas))
+    part = {"type": "output_text", "text": text, "annotations": []}
+    done = {**item, "status": "completed", "content": [part]}
+    out += [ev({"type": "response.output_text.done", **where, "text": text}),
+            ev({"type": "response.content_part.done", **where, "part": part}),
+            ev({"type": "response.output_item.done", "output_index": 0, "item": done})]
+    if completed:
+        out.append(ev({"type": "response.completed", "response": {**resp, "status": "completed", "output": [done]}}))
+    return "".join(out).encode()
+
+
+def test_a_long_responses_stream_is_judged_to_its_end_and_keeps_no_event() -> None:
+    ex = Exchange(request={"model": "m", "input": "Hi", "stream": True}, body=responses_stream(25_000, completed=False),
+                  headers=HEADERS, path="/v1/responses")
+    a = analyze(ex, "openai")
+    assert a.events == [] and a.payloads == [] and a.judged_bytes is None
+    assert a.answer.deltas == 25_000 and a.answer.text.endswith(" w24999")
+    found = {f.rule for f in findings_of(evaluate(a))}
+    assert "RSP-002" in found and "TRN-011" not in found  # the missing terminal event, after 25,000 deltas

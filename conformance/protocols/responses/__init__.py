@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from conformance.protocols import MAX_JUDGED_EVENTS, Protocol
+from conformance.protocols import Protocol
 from conformance.protocols.chat.watch import EventWatch
 from conformance.protocols.responses.assembler import Answer, Assembler, Item, Violation, decode_and_assemble, from_response
 from conformance.protocols.responses.payloads import DONE, Event, answers, classify
@@ -22,7 +22,7 @@ NAME = "responses"
 def analyze(a: Any, pieces: Iterable[bytes]) -> None:
     if a.format == "sse":
         a.watch = EventWatch()
-        a.events, a.stats, a.payloads, asm = decode_and_assemble(pieces, max_events=MAX_JUDGED_EVENTS, watch=a.watch)
+        a.events, a.stats, a.payloads, asm = decode_and_assemble(pieces, watch=a.watch)  # judged whole, none kept
         if a.stats.total_bytes < len(a.exchange.body):
             a.judged_bytes = a.stats.total_bytes
         a.answer = asm.close()
@@ -41,7 +41,7 @@ def tokens_used(a: Any) -> tuple[int, int]:
     usage = answer.usage
     if isinstance(usage, dict) and isinstance(usage.get("output_tokens"), int):
         return usage["output_tokens"], 0
-    return sum(1 for p in a.payloads if isinstance(p, Event) and p.type.endswith(".delta")), 1
+    return answer.deltas, 1
 
 
 def client_view(a: Any) -> dict[str, Any]:

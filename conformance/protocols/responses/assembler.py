@@ -67,11 +67,23 @@ class Violation:
     expected: str
 
 
+def _joined(pieces: list[str]) -> str:
+    """Text built from deltas: appended as pieces (O(1) each: a str attribute's += copies the whole text every time),
+    joined when read and kept joined."""
+    if len(pieces) > 1:
+        pieces[:] = ["".join(pieces)]
+    return pieces[0] if pieces else ""
+
+
 @dataclass(slots=True)
 class Part:
     state: str = "none"
     type: str = "output_text"
-    text: str = ""
+    pieces: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return _joined(self.pieces)
 
 
 @dataclass(slots=True)
@@ -85,11 +97,23 @@ class Item:
     status: Any = None
     name: Any = None
     call_id: Any = None
-    arguments: str = ""
+    arguments_pieces: list[str] = field(default_factory=list)
     parts: dict[int, Part] = field(default_factory=dict)
-    reasoning: str = ""
-    summary: str = ""
+    reasoning_pieces: list[str] = field(default_factory=list)
+    summary_pieces: list[str] = field(default_factory=list)
     done_item: Any = None  # the item object output_item.done carried
+
+    @property
+    def arguments(self) -> str:
+        return _joined(self.arguments_pieces)
+
+    @property
+    def reasoning(self) -> str:
+        return _joined(self.reasoning_pieces)
+
+    @property
+    def summary(self) -> str:
+        return _joined(self.summary_pieces)
 
     @property
     def text(self) -> str:
@@ -128,6 +152,9 @@ class Answer:
     events: int = 0
     unknown_types: dict[str, int] = field(default_factory=dict)  # event types this suite does not know
     event_name_missing: int = 0  # events sent without an event: field
+    first_unnamed: int | None = None  # the first of them
+    first_of: dict[str, int] = field(default_factory=dict)  # the first event of each type (the first 64 types)
+    deltas: int = 0  # events whose type ends in .delta
     violations: list[Violation] = field(default_factory=list)
     violation_counts: dict[str, int] = field(default_factory=dict)
 
@@ -176,6 +203,7 @@ class Assembler:
         self.state = "start"
         self.last_seq: int | None = None
         self.keep = keep_events
+        self._at: tuple[int, int] = (-1, 0)  # the event being fed: its index and offset
         self.payloads: list[Event] = []
         self.watch: Any = None  # an EventWatch fed every event and payload in this pass (protocols/chat/watch.py)
 
@@ -192,10 +220,17 @@ class Assembler:
     def feed(self, e: Event) -> None:
         a = self.answer
         a.events += 1
+        self._at = (e.index, e.offset)
         if self.keep:
             self.payloads.append(e)
         if a.first_type is None:
             a.first_type = e.type or e.kind
+        kind = e.type
+        if kind not in a.first_of and len(a.first_of) < 64:
+            a.first_of[kind] = e.index
+            self._mark()
+        if kind.endswith(".delta"):
+            a.deltas += 1
         if e.kind == "done":
             a.done = True
             self._step("done", e, "data: [DONE]")
@@ -210,10 +245,14 @@ class Assembler:
                           "event: equal to the payload's type")
         elif e.sse_type == "message":
             a.event_name_missing += 1
+            if a.first_unnamed is None:
+                a.first_unnamed = e.index
+                self._mark()
         self._sequence(e, value)
         kind = e.type
         if kind not in ev.KNOWN:
-            a.unknown_types[kind] = a.unknown_types.get(kind, 0) + 1
+            if kind in a.unknown_types or len(a.unknown_types) < 64:  # the first 64 types a hostile stream names
+                a.unknown_types[kind] = a.unknown_types.get(kind, 0) + 1
         if kind in (ev.CREATED, ev.QUEUED):
             if kind == ev.CREATED and a.created is None:
                 a.created = value.get("response")
@@ -226,7 +265,8 @@ class Assembler:
                 a.terminal, a.response = kind, value.get("response")
             self._step("terminal", e, kind)
         elif kind == ev.ERROR:
-            a.errors.append(value.get("error", value) if isinstance(value.get("error"), dict) else value)
+            if len(a.errors) < 16:  # the rules read the first; a flood of errors is kept bounded
+                a.errors.append(value.get("error", value) if isinstance(value.get("error"), dict) else value)
             self._step("error", e, kind)
         elif isinstance(value.get("output_index"), int) or "item_id" in value or kind.startswith("response.output_item"):
             self._step("item", e, kind)
@@ -302,15 +342,15 @@ class Assembler:
         if kind in PART_EVENTS:
             self._part_event(e, item, kind, value)
         elif kind == ev.ARGS_DELTA:
-            item.arguments += value["delta"] if isinstance(value.get("delta"), str) else ""
+            item.arguments_pieces.append(value["delta"] if isinstance(value.get("delta"), str) else "")
         elif kind == ev.ARGS_DONE:
             self._same(e, "RSP-009", kind, value.get("arguments"), item.arguments, "arguments")
         elif kind == ev.REASONING_DELTA:
-            item.reasoning += value["delta"] if isinstance(value.get("delta"), str) else ""
+            item.reasoning_pieces.append(value["delta"] if isinstance(value.get("delta"), str) else "")
         elif kind == ev.REASONING_DONE:
             self._same(e, "RSP-009", kind, value.get("text"), item.reasoning, "text")
         elif kind == ev.SUMMARY_DELTA:
-            item.summary += value["delta"] if isinstance(value.get("delta"), str) else ""
+            item.summary_pieces.append(value["delta"] if isinstance(value.get("delta"), str) else "")
 
     def _part_event(self, e: Event, item: Item, kind: str, value: dict[str, Any]) -> None:
         index = value.get("content_index")
@@ -333,7 +373,7 @@ class Assembler:
             part.type = str(obj.get("type", "output_text")) if isinstance(obj, dict) else "output_text"
         elif klass == "delta":
             part.type = "refusal" if kind == ev.REFUSAL_DELTA else part.type
-            part.text += value["delta"] if isinstance(value.get("delta"), str) else ""
+            part.pieces.append(value["delta"] if isinstance(value.get("delta"), str) else "")
         elif klass == "text_done":
             self._same(e, "RSP-009", kind, value.get("refusal" if kind == ev.REFUSAL_DONE else "text"), part.text,
                        "text")
@@ -382,6 +422,13 @@ class Assembler:
         counts[rule] = counts.get(rule, 0) + 1
         if counts[rule] <= MAX_VIOLATIONS:
             self.answer.violations.append(Violation(rule, event, received, expected))
+            if event is not None and event == self._at[0]:
+                self._mark()
+
+    def _mark(self) -> None:
+        """Keep the current event's offset for a finding that names it (the events themselves are not kept)."""
+        if self.watch is not None:
+            self.watch.at[self._at[0]] = self._at[1]
 
     # -- the end ---------------------------------------------------------------------------------------
     def close(self, complete: bool = True) -> Answer:
@@ -455,19 +502,19 @@ def from_response(body: Any) -> Answer:
             continue
         arguments = obj.get("arguments")
         item = Item(index, obj.get("id"), str(obj.get("type", "")), "done", obj.get("status"), obj.get("name"),
-                    obj.get("call_id"), arguments if isinstance(arguments, str) else "")
+                    obj.get("call_id"), [arguments] if isinstance(arguments, str) and arguments else [])
         for i, part in enumerate(_list(obj.get("content"))):
             if isinstance(part, dict):
                 kind = str(part.get("type", ""))
                 text = part.get("refusal" if kind == "refusal" else "text")
                 item.parts[i] = Part("done", "refusal" if kind == "refusal" else
                                      "output_text" if kind == "output_text" else kind,
-                                     text if isinstance(text, str) else "")
+                                     [text] if isinstance(text, str) and text else [])
         if item.type == "reasoning":
-            item.reasoning = "".join(p.text for p in item.parts.values())
+            item.reasoning_pieces = [p.text for p in item.parts.values()]
             item.parts = {}
-            item.summary = "".join(s.get("text", "") for s in _list(obj.get("summary")) if isinstance(s, dict)
-                                   and isinstance(s.get("text"), str))
+            item.summary_pieces = [s["text"] for s in _list(obj.get("summary")) if isinstance(s, dict)
+                                   and isinstance(s.get("text"), str)]
         a.items[index] = item
     return a
 
@@ -477,9 +524,9 @@ def decode_and_assemble(pieces: Iterable[bytes], max_events: int | None = None, 
     """Decode an SSE body delivered in pieces and assemble its events, in one pass."""
     from conformance.protocols import feed_sse
 
-    asm = Assembler()
+    asm = Assembler(keep_events=watch is None)  # with a watch, the streaming judge: no event or payload kept
     asm.watch = watch
-    events, stats = feed_sse(pieces, asm.feed_events, max_events)
+    events, stats = feed_sse(pieces, asm.feed_events, max_events, keep=watch is None)
     return events, stats, asm.payloads, asm
 
 
