@@ -518,6 +518,56 @@ def replay(port: int, pattern: str, chunking: str, seed: int, keepalive: bool, s
         server.stop()
 
 
+@cli.command(epilog=EXIT_CODES_HELP)
+@click.argument("report_dir", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--client", "names", multiple=True, help="A client to check (repeatable; default: every client).")
+@click.option("--chunking", "chunkings", type=click.Choice(["recorded", "whole"]), multiple=True,
+              help="recorded (the reads the wire log recorded) and/or whole (one write); default: both.")
+@click.option("--clients-dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Where client environments are installed [env CONFORMANCE_CLIENTS_DIR; default: "
+                   "./.conformance-clients].")
+@click.option("--no-install", is_flag=True, help="Check only clients already installed; the rest are 'not checked'.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True,
+              help="Seconds one client run may take.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text (a line per client) or json (every verdict, as clients.json holds them).")
+def clients(report_dir: Path, names: tuple[str, ...], chunkings: tuple[str, ...], clients_dir: Path | None,
+            no_install: bool, timeout: float, fmt: str) -> None:
+    """Replay a run's recorded streams into real client libraries: which work with the server, which break.
+
+    Each client is installed on demand (pinned) in an environment of its own and driven by an adapter that prints
+    what its user ends up with; REPORT_DIR/clients.json gets a verdict per client (works, works with limits,
+    breaks with a reproducer, or not checked with why). Exit 1 when a client breaks.
+    """
+    from conformance.clients import CLIENTS, default_dir, run_clients
+    from conformance.engine import wirelog
+
+    unknown = [n for n in names if n not in CLIENTS]
+    if unknown:
+        raise UsageFailure(f"unknown client {unknown[0]!r}; choose from {', '.join(CLIENTS)}")
+    try:
+        wirelog.load(report_dir)
+    except ConformanceError as exc:
+        raise UsageFailure(str(exc)) from None
+    verdicts = run_clients(report_dir, list(names) or list(CLIENTS), clients_dir or default_dir(),
+                           install=not no_install, chunkings=chunkings or ("recorded", "whole"), timeout=timeout)
+    if fmt == "json":
+        click.echo(json_text([v.to_json() for v in verdicts], indent=2))
+    else:
+        for v in verdicts:
+            name = v.version or f"{v.client.name} {v.client.version}"
+            line = f"{v.verdict.upper():18} {name} ({v.client.label})"
+            if v.checked:
+                line += f": {v.checked} replays"
+            click.echo(printable(line))
+            if v.reason:
+                click.echo(printable(f"    {v.reason}"))
+            if v.reproducer:
+                click.echo(printable(f"    reproduce: {v.reproducer['command']}"))
+        click.echo(f"written: {report_dir / 'clients.json'}")
+    sys.exit(EXIT_FAILED if any(v.verdict == "breaks" for v in verdicts) else EXIT_OK)
+
+
 @cli.command("fuzz-client", context_settings={"ignore_unknown_options": True})
 @click.option("--fixtures", "pattern", default=DEFAULT_REPLAY, show_default=True,
               help='Fixture sidecars to serve, a glob under the packaged fixtures.')

@@ -81,9 +81,11 @@ class ReplayServer:
         self.fixtures, self.chunking, self.seed, self.keepalive = fixtures, chunking, seed, keepalive
         self.stall = stall  # seconds of silence after every event
         self.cuts: list[int] | None = None  # explicit cut points into the served body, instead of the chunking
+        self.cuts_of: Any = None  # or a function of the fixture that gives them (a run's recorded reads)
         self.fixture: Fixture | None = None  # set it to serve one fixture; None serves them in turn
         self.served = 0
         self.wrong_paths: list[str] = []  # requests for paths the server does not serve (e.g. /v1/v1/...)
+        self.wrong_at: list[tuple[int, str]] = []  # ... with the number of the fixture served in turn then
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -138,6 +140,7 @@ class ReplayServer:
                 if path in served:
                     return False
                 server.wrong_paths.append(f"{self.command} {path}")
+                server.wrong_at.append((server.served, f"{self.command} {path}"))
                 length = int(self.headers.get("Content-Length") or 0)
                 self.rfile.read(length)
                 body = b'{"error": {"message": "not found", "type": "invalid_request_error", "code": "not_found"}}'
@@ -176,8 +179,8 @@ class ReplayServer:
                 self.end_headers()
                 stall = server.chunking == "adversarial"
                 body = server.served_body(fixture)
-                parts = pieces(body, server.cuts) if server.cuts is not None else \
-                    cut(body, server.chunking, server.seed + server.served)
+                cuts = server.cuts_of(fixture) if server.cuts_of is not None else server.cuts
+                parts = pieces(body, cuts) if cuts is not None else cut(body, server.chunking, server.seed + server.served)
                 ends = set(event_ends(body)) if server.stall > 0 else set()
                 if ends:  # every event ends a piece, and the silence follows it
                     at = [0]
@@ -192,7 +195,7 @@ class ReplayServer:
                         written += len(piece)
                         if written in ends and written < len(body):
                             time.sleep(server.stall)
-                        if server.cuts is not None and index < len(parts) - 1:
+                        if cuts is not None and index < len(parts) - 1:
                             time.sleep(0.001)  # each piece its own read, so a shrunk cut list replays the same
                         elif stall and index % 7 == 3:
                             time.sleep(0.002)

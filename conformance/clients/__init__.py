@@ -1,0 +1,317 @@
+"""Client readiness (issue 23): which real client libraries work with a server, from the bytes it sent.
+
+``conformance clients REPORT_DIR`` replays every recorded streaming exchange of a run (its wire log) into each client
+library, as the server sent it: in the arrival chunking the wire log recorded (``recorded``) and in one write
+(``whole``), through the replay server (conformance.fuzz.replay). Each client runs an adapter (adapters/) in an
+environment of its own, installed on demand from the package registry at the version the report names; the adapter
+prints what the library's user ends up with, and ``fuzz.client_fuzz.compare`` holds it to what the bytes say a correct
+client assembles. Per client the verdict is:
+
+- ``works``: every exchange assembled as the bytes say;
+- ``works with limits``: what differs is either a detail a user can live without (reasoning not surfaced, usage,
+  the finish reason, a refusal or a filter verdict not reported) or the client's own limit on a stream the suite
+  judged conformant (the openai helper raises on any answer cut by max_tokens, whatever the server), with the
+  scenarios and what differs;
+- ``breaks``: on an exchange that fails a must or should rule, the client raised where the bytes hold an answer, or
+  its content, tool calls, completeness or error differ: the server's deviation breaks that client's users. The first
+  such scenario, the rules its stream fails, what happened, and a reproducer (the exchange written beside the
+  report as a fixture, and the command that replays it into the client);
+- ``not checked``: the client could not be installed or started here, with the reason (never guessed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import venv
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ADAPTERS = Path(__file__).resolve().parent / "adapters"
+CHUNKINGS = ("recorded", "whole")
+# a difference in one of these keys is a limit: the user gets the answer, without that detail
+LIMIT_KEYS = ("reasoning", "finish_reason", "usage", "refusal", "filtered")
+
+
+@dataclass(frozen=True)
+class Client:
+    """One client library: how to install it (pinned) and the adapter that drives it."""
+
+    name: str
+    label: str  # the library and the call, as a report names it
+    language: str  # python | node
+    packages: tuple[str, ...]  # pinned requirements
+    adapter: str  # the adapter's file under adapters/
+    args: tuple[str, ...] = ()
+    protocol: str = "chat"  # chat | ollama: which recorded exchanges it reads
+
+    @property
+    def version(self) -> str:
+        return self.packages[0].split("==", 1)[-1]
+
+
+CLIENTS: dict[str, Client] = {c.name: c for c in (
+    Client("openai-python", "openai (Python) chat.completions.create(stream=True)", "python", ("openai==3.57.0",),
+           "openai_python.py", ("stream",)),
+    Client("openai-python-helper", "openai (Python) chat.completions.stream() helper", "python", ("openai==3.57.0",),
+           "openai_python.py", ("helper",)),
+    Client("langchain-openai", "langchain-openai ChatOpenAI.stream", "python", ("langchain-openai==1.8.1",),
+           "langchain_openai_stream.py"),
+    Client("litellm", "litellm completion(stream=True), openai/<model>", "python", ("litellm==1.108.7",),
+           "litellm_python.py"),
+    Client("ollama-python", "ollama (Python) chat/generate(stream=True)", "python", ("ollama==0.6.3",),
+           "ollama_python.py", protocol="ollama"),
+)}
+
+
+def default_dir() -> Path:
+    """Where client environments live: CONFORMANCE_CLIENTS_DIR, else .conformance-clients in the working directory
+    (a project-local cache: nothing is installed globally)."""
+    return Path(os.environ.get("CONFORMANCE_CLIENTS_DIR") or ".conformance-clients").resolve()
+
+
+class NotInstalled(Exception):
+    """The client cannot be installed or started here (the reason is the message)."""
+
+
+def environment(client: Client, root: Path, install: bool = True, timeout: float = 900.0) -> list[str]:
+    """The command that runs the client's adapter, its environment installed first if it is not yet (pinned, from
+    the package registry, into ``root/<name>-<version>``); ``NotInstalled`` says why it cannot be."""
+    home = root / f"{client.name}-{client.version}"
+    python = home / ("Scripts" if os.name == "nt" else "bin") / "python"
+    marker = home / "installed.json"
+    if not marker.is_file():
+        if not install:
+            raise NotInstalled(f"not installed in {home} (run without --no-install to install it)")
+        try:
+            venv.EnvBuilder(with_pip=True, clear=True).create(home)
+            proc = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                                   *client.packages], capture_output=True, timeout=timeout, check=False)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise NotInstalled(f"cannot create its environment in {home}: {exc}") from None
+        if proc.returncode != 0:
+            tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+            raise NotInstalled(f"pip install {' '.join(client.packages)} failed: {tail[0][:200]}")
+        marker.write_text(json.dumps({"packages": list(client.packages)}) + "\n", encoding="utf-8")
+    return [str(python), str(ADAPTERS / client.adapter), *client.args]
+
+
+@dataclass
+class ExchangeResult:
+    """One recorded exchange replayed into one client, in one chunking."""
+
+    scenario: str
+    fixture: str  # the wire log's stem
+    chunking: str
+    problems: list[str]
+    got: dict[str, Any] | None = None
+    failed: tuple[str, ...] = ()  # the must and should rules the exchange fails
+
+    @property
+    def breaks(self) -> bool:
+        """A difference that loses the answer, on a stream that deviates (on a conformant one it is the client's
+        own limit)."""
+        return bool(self.failed) and any(not p.startswith(LIMIT_KEYS) for p in self.problems)
+
+
+@dataclass
+class ClientVerdict:
+    """What one client made of a run."""
+
+    client: Client
+    verdict: str  # works | works with limits | breaks | not checked
+    reason: str = ""  # not checked: why; breaks: what happened first
+    checked: int = 0  # exchange replays
+    results: list[ExchangeResult] = field(default_factory=list)
+    reproducer: dict[str, str] | None = None  # breaks: the fixture written and the command that replays it
+    version: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        limits: dict[str, list[str]] = {}
+        examples: dict[str, str] = {}
+        for r in self.results:
+            if r.problems and not r.breaks:
+                for p in r.problems:
+                    key = p.split(":", 1)[0]
+                    examples.setdefault(key, f"{r.scenario}: {p}"[:400])
+                    limits.setdefault(key, [])
+                    if r.scenario not in limits[key]:
+                        limits[key].append(r.scenario)
+        broken = [r for r in self.results if r.breaks]
+        return {
+            "client": self.client.name, "label": self.client.label, "language": self.client.language,
+            "packages": list(self.client.packages), "version": self.version, "verdict": self.verdict,
+            "reason": self.reason, "checked": self.checked,
+            "limits": [{"what": k, "scenarios": v, "example": examples[k]} for k, v in sorted(limits.items())],
+            "breaks": [{"scenario": r.scenario, "exchange": r.fixture, "chunking": r.chunking, "problems": r.problems,
+                        "fails": list(r.failed)} for r in broken],
+            "reproducer": self.reproducer,
+        }
+
+
+def streamed_exchanges(report_dir: Path, protocol: str) -> list[tuple[str, Any]]:
+    """(wire log stem, exchange) for every recorded POST of the protocol that asked for a stream: answered, or refused
+    with an error status (a client must report that as an error)."""
+    from conformance.engine.wirelog import WIRE_DIR, load
+    from conformance.protocols import by_name
+
+    _, outcomes = load(report_dir)
+    wire = report_dir if (report_dir / "run.json").is_file() else report_dir / WIRE_DIR
+    doc = json.loads((wire / "run.json").read_text(encoding="utf-8"))
+    chosen = by_name(protocol)
+    out = []
+    for item, outcome in zip(doc["outcomes"], outcomes, strict=True):
+        for stem, ex in zip(item["exchanges"], outcome.exchanges, strict=True):
+            if ex.protocol is not chosen or ex.method != "POST" or ex.status is None or ex.endpoint == "ollama-pull":
+                continue
+            asked = ex.request.get("stream", chosen.streams_by_default) if isinstance(ex.request, dict) else False
+            obs = ex.observations
+            cut = obs.disconnect or obs.aborted or obs.disconnected_after_events is not None
+            if asked is True and not cut and (ex.status == 200 or ex.status >= 400):  # what the server sent whole
+                out.append((stem, ex))
+    return out
+
+
+def _fixture(ex: Any, stem: str, folder: Path, profile: str, write: bool = False) -> Any:
+    """The exchange as a fixture the replay serves (in memory); with ``write``, also written in ``folder`` (sidecar
+    and body, as ``conformance record`` writes them) for a reproducer."""
+    from conformance.exchange import analyze
+    from conformance.fixtures import Fixture, load
+    from conformance.record import SUFFIX, sidecar
+
+    body_path = folder / f"{stem}{SUFFIX.get(analyze(ex, profile).format, '.body')}"
+    if not write:
+        return Fixture(stem, body_path, {}, ex, profile)
+    folder.mkdir(parents=True, exist_ok=True)
+    body_path.write_bytes(ex.body)
+    meta = sidecar(ex, f"the wire log's {stem}", profile)
+    (folder / f"{stem}.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return load(folder / f"{stem}.json")
+
+
+def recorded_cuts(ex: Any) -> list[int]:
+    """The cut points the wire log recorded: where each read of the body ended."""
+    size = len(ex.body)
+    return sorted({total for _, total in ex.arrivals if 0 < total < size})
+
+
+def _batch(command: list[str], server: Any, fixtures: list[Any], timeout: float) -> list[tuple[Any, list[str]]]:
+    """One run of the client for every fixture, in turn (the adapter makes CONFORMANCE_REPLAY_COUNT requests and
+    prints a JSON line for each): (what it printed, or None with why) per fixture."""
+    from conformance.fuzz.client_fuzz import MISSING_MODULE, ClientCannotRun
+    from conformance.fuzz.replay import served_path
+
+    server.fixture, server.served = None, 0
+    server.wrong_paths.clear()
+    server.wrong_at.clear()
+    env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "replay", "OLLAMA_HOST": server.host_url,
+           "CONFORMANCE_REPLAY_COUNT": str(len(fixtures)),
+           "CONFORMANCE_REPLAY_PATHS": ",".join(served_path(fx) for fx in fixtures)}
+    try:
+        proc = subprocess.run(command, env=env, capture_output=True, timeout=timeout * len(fixtures) + 30,
+                              check=False, stdin=subprocess.DEVNULL)
+        stdout, stderr = proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        stdout, stderr = exc.stdout or b"", exc.stderr or b""
+    except OSError as exc:
+        raise ClientCannotRun(f"the client could not start: {exc.strerror or exc}") from None
+    lines = [ln for ln in stdout.decode("utf-8", "replace").splitlines() if ln.startswith("{")]
+    if not lines:
+        missing = MISSING_MODULE.search(stderr.decode("utf-8", "replace"))
+        if missing:
+            raise ClientCannotRun(f"the client cannot start: {missing.group(0)}")
+    out: list[tuple[Any, list[str]]] = []
+    for index in range(len(fixtures)):
+        try:
+            got = json.loads(lines[index]) if index < len(lines) else None
+        except ValueError:
+            got = None
+        if isinstance(got, dict):
+            out.append((got, []))
+        else:
+            tail = stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+            out.append((None, [f"error: the client printed nothing for this exchange (it ended: {tail[0][:200]})"]))
+    return out
+
+
+def check_client(client: Client, command: list[str], exchanges: list[tuple[str, Any]], work: Path,
+                 chunkings: tuple[str, ...] = CHUNKINGS, timeout: float = 60.0, profile: str = "openai") -> ClientVerdict:
+    """Replay each exchange into the client, in each chunking; the verdict."""
+    from conformance.checks import evaluate
+    from conformance.exchange import analyze
+    from conformance.fuzz.client_fuzz import ClientCannotRun, _judge
+    from conformance.fuzz.replay import ReplayServer
+
+    fixtures = [_fixture(ex, stem, work, profile) for stem, ex in exchanges]
+    failed = {stem: tuple(v.rule.id for v in evaluate(analyze(ex, profile)) if v.outcome == "failed"
+                          and v.rule.level in ("must", "should")) for stem, ex in exchanges}
+    cuts = {id(fx): recorded_cuts(ex) for fx, (_, ex) in zip(fixtures, exchanges, strict=True)}
+    results: list[ExchangeResult] = []
+    version = ""
+    try:
+        for chunking in chunkings:
+            with ReplayServer(fixtures, chunking="whole") as server:
+                server.cuts_of = (lambda fx: cuts[id(fx)]) if chunking == "recorded" else None
+                answers = _batch(command, server, fixtures, timeout)
+                wrong = {n: [p for i, p in server.wrong_at if i == n] for n in range(len(fixtures))}
+            for n, (fx, (stem, ex), (got, problems)) in enumerate(zip(fixtures, exchanges, answers, strict=True)):
+                if got is not None and not version:
+                    version = str(got.get("client", ""))
+                results.append(ExchangeResult(ex.scenario, stem, chunking, _judge(fx, got, problems, wrong[n]), got,
+                                              failed[stem]))
+    except ClientCannotRun as exc:
+        return ClientVerdict(client, "not checked", str(exc))
+    verdict = ClientVerdict(client, "works", checked=len(results), results=results, version=version)
+    broken = [r for r in results if r.breaks]
+    if broken:
+        first = broken[0]
+        raised = (first.got or {}).get("error") if first.got else None
+        what = f"raised {raised['message']}" if isinstance(raised, dict) and raised.get("message") else first.problems[0]
+        verdict.verdict, verdict.reason = "breaks", f"{first.scenario} (fails {', '.join(first.failed)}): {what}"
+        _fixture(dict(exchanges)[first.fixture], first.fixture, work, profile, write=True)
+        fx_path = work / f"{first.fixture}.json"
+        whole = any(r.breaks and r.fixture == first.fixture and r.chunking == "whole" for r in results)
+        verdict.reproducer = {
+            "fixture": str(fx_path), "chunking": "whole" if whole else "recorded",
+            "command": " ".join([sys.executable, "-m", "conformance", "fuzz-client", "--fixtures", str(fx_path.resolve()),
+                                 "--chunking", "whole" if whole else "random", "--protocol", client.protocol, "--",
+                                 *command]),
+        }
+    elif any(r.problems for r in results):
+        verdict.verdict = "works with limits"
+        verdict.reason = "differs in " + ", ".join(sorted({p.split(":", 1)[0] for r in results for p in r.problems}))
+    return verdict
+
+
+def run_clients(report_dir: Path, names: list[str], root: Path, install: bool = True,
+                chunkings: tuple[str, ...] = CHUNKINGS, timeout: float = 60.0) -> list[ClientVerdict]:
+    """Every named client against the run in ``report_dir``; clients.json written beside its reports."""
+    from conformance.engine.wirelog import load
+
+    run, _ = load(report_dir)
+    profile = str(run.settings.get("profile") or "openai")
+    verdicts = []
+    by_protocol: dict[str, list[tuple[str, Any]]] = {}
+    for name in names:
+        client = CLIENTS[name]
+        if client.protocol not in by_protocol:
+            by_protocol[client.protocol] = streamed_exchanges(report_dir, client.protocol)
+        exchanges = by_protocol[client.protocol]
+        if not exchanges:
+            verdicts.append(ClientVerdict(client, "not checked", f"the run recorded no streamed {client.protocol} "
+                                                                 "exchange"))
+            continue
+        try:
+            command = environment(client, root, install)
+        except NotInstalled as exc:
+            verdicts.append(ClientVerdict(client, "not checked", str(exc)))
+            continue
+        verdicts.append(check_client(client, command, exchanges, report_dir / "clients" / client.name, chunkings,
+                                     timeout, profile))
+    doc = {"format": "chat-conformance-clients/1", "chunkings": list(chunkings),
+           "clients": [v.to_json() for v in verdicts]}
+    (report_dir / "clients.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return verdicts

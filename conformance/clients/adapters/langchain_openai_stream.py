@@ -1,0 +1,52 @@
+"""langchain-openai's ChatOpenAI.stream against the replay server, the chunks added up as LangChain's users do
+(``AIMessageChunk`` addition merges tool-call chunks by index). Standalone: runs in the client's own environment."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+
+def one() -> dict[str, Any]:
+    """One request; what the client's user ends up with."""
+    import langchain_openai
+    from langchain_openai import ChatOpenAI
+
+    version = getattr(langchain_openai, "__version__", "")
+    out: dict[str, Any] = {"content": "", "reasoning": "", "tool_calls": [], "finish_reason": None, "usage": None, "error": None,
+           "complete": False, "client": f"langchain-openai {version}".strip()}
+    model = ChatOpenAI(model="replay", base_url=os.environ["OPENAI_BASE_URL"],
+                       api_key=os.environ.get("OPENAI_API_KEY", "x"), max_retries=0, timeout=30, stream_usage=True)
+    try:
+        total = None
+        for chunk in model.stream("Hi"):
+            total = chunk if total is None else total + chunk
+        if total is not None:
+            content = total.content
+            out["content"] = content if isinstance(content, str) else json.dumps(content)
+            extra = total.additional_kwargs or {}
+            out["reasoning"] = extra.get("reasoning_content") or extra.get("reasoning") or ""
+            out["tool_calls"] = [{"id": c.get("id"), "name": c.get("name"), "arguments": c.get("args")}
+                                 for c in sorted(total.tool_call_chunks or [], key=lambda c: c.get("index") or 0)]
+            out["finish_reason"] = (total.response_metadata or {}).get("finish_reason")
+            usage = total.usage_metadata
+            if usage:
+                out["usage"] = {"prompt_tokens": usage.get("input_tokens"),
+                                "completion_tokens": usage.get("output_tokens"),
+                                "total_tokens": usage.get("total_tokens")}
+        out["complete"] = True
+    except Exception as exc:  # noqa: BLE001 - what the client made of the stream is the result
+        out["error"] = {"message": f"{type(exc).__name__}: {exc}"[:300]}
+    return out
+
+
+def main() -> None:
+    """CONFORMANCE_REPLAY_COUNT requests, one after another (the replay server serves its exchanges in turn), each
+    printed as one JSON line as it ends."""
+    for _ in range(int(os.environ.get("CONFORMANCE_REPLAY_COUNT", "1"))):
+        print(json.dumps(one()), flush=True)
+
+
+if __name__ == "__main__":
+    main()

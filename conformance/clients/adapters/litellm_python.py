@@ -1,0 +1,63 @@
+"""LiteLLM's completion(stream=True) against the replay server as an OpenAI-compatible base (model openai/<id>,
+api_base), the chunks assembled as its users do. Standalone: runs in the client's own environment."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+
+def one() -> dict[str, Any]:
+    """One request; what the client's user ends up with."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no download of the cost map at import
+    import litellm
+
+    out: dict[str, Any] = {"content": "", "reasoning": "", "tool_calls": [], "finish_reason": None, "usage": None, "error": None,
+           "complete": False, "client": "litellm"}
+    try:
+        from importlib.metadata import version
+
+        out["client"] = f"litellm {version('litellm')}"
+    except Exception:  # noqa: BLE001
+        pass
+    calls: dict[int, dict[str, Any]] = {}
+    try:
+        stream = litellm.completion(model="openai/replay", api_base=os.environ["OPENAI_BASE_URL"],
+                                    api_key=os.environ.get("OPENAI_API_KEY", "x"), stream=True, num_retries=0,
+                                    messages=[{"role": "user", "content": "Hi"}], timeout=30,
+                                    stream_options={"include_usage": True})
+        for chunk in stream:
+            usage = getattr(chunk, "usage", None)
+            if usage:
+                out["usage"] = {k: getattr(usage, k, None) for k in ("prompt_tokens", "completion_tokens",
+                                                                      "total_tokens")}
+            for choice in chunk.choices or []:
+                delta = choice.delta
+                if delta is not None:
+                    out["content"] += delta.content or ""
+                    out["reasoning"] += getattr(delta, "reasoning_content", None) or ""
+                    for piece in getattr(delta, "tool_calls", None) or []:
+                        call = calls.setdefault(piece.index or 0, {"id": None, "name": "", "arguments": ""})
+                        call["id"] = call["id"] or piece.id
+                        if piece.function is not None:
+                            call["name"] += piece.function.name or ""
+                            call["arguments"] += piece.function.arguments or ""
+                if choice.finish_reason is not None:
+                    out["finish_reason"] = choice.finish_reason
+        out["tool_calls"] = [calls[i] for i in sorted(calls)]
+        out["complete"] = True
+    except Exception as exc:  # noqa: BLE001 - what the client made of the stream is the result
+        out["error"] = {"message": f"{type(exc).__name__}: {exc}"[:300]}
+    return out
+
+
+def main() -> None:
+    """CONFORMANCE_REPLAY_COUNT requests, one after another (the replay server serves its exchanges in turn), each
+    printed as one JSON line as it ends."""
+    for _ in range(int(os.environ.get("CONFORMANCE_REPLAY_COUNT", "1"))):
+        print(json.dumps(one()), flush=True)
+
+
+if __name__ == "__main__":
+    main()

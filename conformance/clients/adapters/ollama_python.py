@@ -1,0 +1,62 @@
+"""The ollama Python library against the replay server (OLLAMA_HOST), chat or generate as the recorded route was,
+streamed; prints what its user ends up with. Standalone: runs in the client's own environment."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+
+def one(route: str) -> dict[str, Any]:
+    """One request on this route; what the client's user ends up with."""
+    import ollama
+
+    out: dict[str, Any] = {"content": "", "reasoning": "", "tool_calls": [], "finish_reason": None, "usage": None, "error": None,
+           "complete": False, "client": "ollama"}
+    try:
+        from importlib.metadata import version
+
+        out["client"] = f"ollama {version('ollama')}"
+    except Exception:  # noqa: BLE001
+        pass
+    client = ollama.Client(host=os.environ["OLLAMA_HOST"], timeout=30)
+    try:
+        if route.endswith("/generate"):
+            parts = client.generate(model="replay", prompt="Hi", stream=True)
+        else:
+            parts = client.chat(model="replay", messages=[{"role": "user", "content": "Hi"}], stream=True)
+        for part in parts:
+            message = getattr(part, "message", None)
+            if message is not None:
+                out["content"] += message.content or ""
+                out["reasoning"] += message.thinking or ""
+                for call in message.tool_calls or []:
+                    out["tool_calls"].append({"id": None, "name": call.function.name,
+                                              "arguments": json.dumps(call.function.arguments, separators=(",", ":"))})
+            else:
+                out["content"] += getattr(part, "response", "") or ""
+                out["reasoning"] += getattr(part, "thinking", None) or ""
+            if getattr(part, "done", False):
+                out["finish_reason"] = getattr(part, "done_reason", None)
+                if getattr(part, "eval_count", None) is not None:
+                    out["usage"] = {"prompt_tokens": getattr(part, "prompt_eval_count", None),
+                                    "completion_tokens": part.eval_count}
+                out["complete"] = True
+    except Exception as exc:  # noqa: BLE001 - what the client made of the stream is the result
+        out["error"] = {"message": f"{type(exc).__name__}: {exc}"[:300]}
+    return out
+
+
+def main() -> None:
+    """CONFORMANCE_REPLAY_COUNT requests, one after another (the replay server serves its exchanges in turn), each
+    printed as one JSON line as it ends."""
+    count = int(os.environ.get("CONFORMANCE_REPLAY_COUNT", "1"))
+    routes = os.environ.get("CONFORMANCE_REPLAY_PATHS", "").split(",")
+    for i in range(count):
+        route = routes[i] if i < len(routes) and routes[i] else os.environ.get("CONFORMANCE_REPLAY_PATH", "/api/chat")
+        print(json.dumps(one(route)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

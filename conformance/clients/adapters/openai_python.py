@@ -1,0 +1,77 @@
+"""The openai Python SDK against the replay server, as its users call it. Standalone (stdlib and openai only): it runs
+in the client's own environment. ``stream`` iterates ``chat.completions.create(stream=True)`` and assembles the
+deltas as the SDK's documentation shows; ``helper`` uses ``chat.completions.stream()``, which accumulates tool calls
+and returns a final completion. Prints one JSON object: what the user ends up with."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+
+def one() -> dict[str, Any]:
+    """One request; what the client's user ends up with."""
+    import openai
+
+    mode = sys.argv[1] if len(sys.argv) > 1 else "stream"
+    out: dict[str, Any] = {"content": "", "reasoning": "", "tool_calls": [], "finish_reason": None, "usage": None, "error": None,
+           "complete": False, "client": f"openai {openai.__version__} ({mode})"}
+    client = openai.OpenAI(base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ.get("OPENAI_API_KEY", "x"),
+                           max_retries=0, timeout=30)
+    request = {"model": "replay", "messages": [{"role": "user", "content": "Hi"}],
+               "stream_options": {"include_usage": True}}
+    try:
+        if mode == "helper":
+            with client.chat.completions.stream(**request) as stream:
+                for _ in stream:
+                    pass
+                final = stream.get_final_completion()
+            choice = final.choices[0] if final.choices else None
+            if choice is not None:
+                extra = choice.message.model_extra or {}
+                out["content"] = choice.message.content or ""
+                out["reasoning"] = extra.get("reasoning_content") or extra.get("reasoning") or ""
+                out["tool_calls"] = [{"id": c.id, "name": c.function.name, "arguments": c.function.arguments}
+                                     for c in choice.message.tool_calls or []]
+                out["finish_reason"] = choice.finish_reason
+            out["usage"] = final.usage.model_dump() if final.usage else None
+            out["complete"] = True
+        else:
+            calls: dict[int, dict[str, Any]] = {}
+            for chunk in client.chat.completions.create(stream=True, **request):
+                if chunk.usage is not None:
+                    out["usage"] = chunk.usage.model_dump()
+                if not chunk.choices:
+                    continue
+                choice = chunk.choices[0]
+                delta = choice.delta
+                if delta is not None:
+                    out["content"] += delta.content or ""
+                    extra = delta.model_extra or {}
+                    out["reasoning"] += extra.get("reasoning_content") or extra.get("reasoning") or ""
+                    for piece in delta.tool_calls or []:
+                        call = calls.setdefault(piece.index, {"id": None, "name": "", "arguments": ""})
+                        call["id"] = call["id"] or piece.id
+                        if piece.function is not None:
+                            call["name"] += piece.function.name or ""
+                            call["arguments"] += piece.function.arguments or ""
+                if choice.finish_reason is not None:
+                    out["finish_reason"] = choice.finish_reason
+            out["tool_calls"] = [calls[i] for i in sorted(calls)]
+            out["complete"] = True  # the iterator ended without raising: all the SDK tells its user
+    except Exception as exc:  # noqa: BLE001 - what the client made of the stream is the result
+        out["error"] = {"message": f"{type(exc).__name__}: {exc}"[:300]}
+    return out
+
+
+def main() -> None:
+    """CONFORMANCE_REPLAY_COUNT requests, one after another (the replay server serves its exchanges in turn), each
+    printed as one JSON line as it ends."""
+    for _ in range(int(os.environ.get("CONFORMANCE_REPLAY_COUNT", "1"))):
+        print(json.dumps(one()), flush=True)
+
+
+if __name__ == "__main__":
+    main()
