@@ -345,8 +345,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def write_matrix(summary: dict[str, object]) -> None:
+    """The client libraries replay each server's wire log (`conformance clients`, clients.json beside its report),
+    then the matrix of them all, with a "works with" row per client."""
     ran = [REPORTS / n / "results.json" for n in ["reference", *sorted(set(summary) - {"reference", "unavailable"})]
            if (REPORTS / n / "results.json").exists() and "error" not in (summary.get(n) or {})]
+    for results in ran:
+        subprocess.run([sys.executable, "-m", "conformance", "clients", str(results.parent)], check=False)
     subprocess.run([sys.executable, "-m", "conformance", "report", "compare", *map(str, ran), "--out", str(REPORTS)],
                    check=True)
 

@@ -211,3 +211,24 @@ def test_a_peer_is_named_by_its_server_and_version(tmp_path: Path) -> None:
     (peer / "RUNS.json").write_text(json.dumps({"title": "LiteLLM proxy", "version": "1.108.7"}))
     md = write_matrix([json.loads((peer / "results.json").read_text())], [peer / "results.json"], tmp_path)[0]
     assert "| LiteLLM proxy 1.108.7 | FAIL |" in md.read_text()
+
+
+def test_the_matrix_has_a_works_with_row_per_client(tmp_path: Path) -> None:
+    a = result_with(("CHK-009", "must", "stream-plain", "failed")).to_json()
+    b = result_with(("CHK-009", "must", "stream-plain", "passed")).to_json()
+    for name, doc in (("a", a), ("b", b)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps(doc))
+    clients = {"clients": [
+        {"client": "openai-python", "label": "openai <stream>", "packages": ["openai==3.57.0"], "verdict": "breaks",
+         "breaks": [{"scenario": "stream-plain", "fails": ["CHK-009"]}], "limits": []},
+        {"client": "litellm", "label": "litellm", "packages": ["litellm==1.108.7"], "verdict": "works with limits",
+         "limits": [{"what": "usage", "scenarios": ["stream-plain"]}]}]}
+    (tmp_path / "a" / "clients.json").write_text(json.dumps(clients))
+    paths = write_matrix([a, b], [tmp_path / "a" / "results.json", tmp_path / "b" / "results.json"], tmp_path / "m")
+    md = paths[0].read_text()
+    assert "## Works with" in md
+    assert "| openai &lt;stream&gt; 3.57.0 | BREAKS (stream-plain: CHK-009) | — |" in md  # escaped as any server text
+    assert "| litellm 1.108.7 | works (limits: usage) | — |" in md
+    html = paths[1].read_text()
+    assert "openai &lt;stream&gt; 3.57.0" in html and "<stream>" not in html  # server text escaped

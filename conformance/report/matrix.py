@@ -94,13 +94,47 @@ def write_matrix(docs: list[dict[str, Any]], sources: list[Path] | None, out: Pa
         groups.append((category, [row for row in rows if any(c is not None for c in row[1])]))
     differ = [(r, cells) for _, rows in groups for r, cells in rows if len({MARK[c] for c in cells}) > 1]
     notes = _not_in_matrix(out / "peers.json")
+    clients = client_rows(list(paths))
     env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
     _server_pages(columns, docs, out, env)  # before the matrix: its rows link each page and badge
-    (out / "matrix.md").write_text(printable(_markdown(columns, groups, differ, notes)), encoding="utf-8")
+    (out / "matrix.md").write_text(printable(_markdown(columns, groups, differ, notes, clients)), encoding="utf-8")
     html = env.from_string(HTML).render(columns=columns, groups=groups, differ=differ, mark=MARK, legend=LEGEND,
-                                        notes=notes)
+                                        notes=notes, clients=clients)
     (out / "matrix.html").write_text(printable(html), encoding="utf-8")
     return [out / "matrix.md", out / "matrix.html", *(out / c.page for c in columns), *(out / c.badge for c in columns)]
+
+
+def _client_cell(entry: dict[str, Any] | None) -> str:
+    if entry is None:
+        return "—"
+    verdict = str(entry.get("verdict", ""))
+    if verdict == "works with limits":
+        return "works (limits: " + ", ".join(str(x.get("what")) for x in entry.get("limits") or []) + ")"
+    if verdict == "breaks":
+        first = (entry.get("breaks") or [{}])[0]
+        return f"BREAKS ({first.get('scenario', '?')}: {', '.join(first.get('fails') or [])})"
+    return verdict
+
+
+def client_rows(sources: list[Path | None]) -> list[tuple[str, list[str]]]:
+    """A "works with" row per client library, from the clients.json beside each server's results.json (written by
+    ``conformance clients``): works, works (limits: ...), BREAKS (the first scenario and the rules its stream fails),
+    not checked, or — where the client was not run."""
+    per_server: list[dict[str, dict[str, Any]]] = []
+    labels: dict[str, str] = {}
+    for source in sources:
+        found: dict[str, dict[str, Any]] = {}
+        try:
+            doc = json.loads((source.parent / "clients.json").read_text(encoding="utf-8")) if source else {}
+        except (OSError, ValueError):
+            doc = {}
+        for entry in doc.get("clients", []) if isinstance(doc, dict) else []:
+            if isinstance(entry, dict) and isinstance(entry.get("client"), str):
+                found[entry["client"]] = entry
+                name = entry["client"]
+                labels.setdefault(name, f"{entry.get('label', name)} {entry.get('packages', [''])[0].split('==')[-1]}")
+        per_server.append(found)
+    return [(labels[name], [_client_cell(s.get(name)) for s in per_server]) for name in labels]
 
 
 def slug(label: str, taken: set[str]) -> str:
@@ -161,7 +195,8 @@ def _not_in_matrix(peers: Path) -> list[str]:
     return notes
 
 
-def _markdown(columns: list[Column], groups: list[Any], differ: list[Any], notes: list[str] | None = None) -> str:
+def _markdown(columns: list[Column], groups: list[Any], differ: list[Any], notes: list[str] | None = None,
+              clients: list[tuple[str, list[str]]] | None = None) -> str:
     heads = [f"[{md_cell(c.label)}]({c.link})" if c.link else md_cell(c.label) for c in columns]
     md = ["# Compatibility matrix", "",
           "| server | verdict | must | should | advisory | passed | skipped | wall time | page |",
@@ -170,7 +205,13 @@ def _markdown(columns: list[Column], groups: list[Any], differ: list[Any], notes
            f"| [![{c.verdict}]({c.badge})]({c.page}) |" for h, c in zip(heads, columns, strict=True)]
     if notes:
         md += ["", "Not in this matrix:", "", *[f"- {n}" for n in notes]]
-    md += ["", f"Legend: {LEGEND}", "", f"## Differences ({len(differ)} rules)", ""]
+    md += ["", f"Legend: {LEGEND}", ""]
+    if clients:
+        md += ["## Works with (client libraries replaying each server's recorded streams: `conformance clients`)", "",
+               "| client | " + " | ".join(md_cell(c.label) for c in columns) + " |", "|---|" + "---|" * len(columns)]
+        md += [f"| {md_cell(label)} | " + " | ".join(md_cell(x) for x in cells) + " |" for label, cells in clients]
+        md += [""]
+    md += [f"## Differences ({len(differ)} rules)", ""]
     table_head = ["| rule | level | " + " | ".join(md_cell(c.label) for c in columns) + " |", "|---|---|" + "---|" * len(columns)]
     if differ:
         md += table_head + [f"| {r.id} {r.title} | {r.level} | " + " | ".join(MARK[c] for c in cells) + " |"
@@ -198,6 +239,10 @@ td,th{border:1px solid #ccc;padding:.2em .5em}.failed,.error{background:#f6d5d3}
 <td><a href="{{ c.page }}"><img src="{{ c.badge }}" alt="{{ c.verdict }}"></a></td></tr>{% endfor %}</table>
 {% if notes %}<p>Not in this matrix:</p><ul>{% for n in notes %}<li>{{ n }}</li>{% endfor %}</ul>{% endif %}
 <p>Legend: {{ legend }}</p>
+{% if clients %}<h2>Works with</h2><p>Client libraries replaying each server's recorded streams (conformance clients).</p>
+<table><tr><th>client</th>{% for c in columns %}<th>{{ c.label }}</th>{% endfor %}</tr>{% for label, cells in clients %}
+<tr><td>{{ label }}</td>{% for x in cells %}<td class="{{ 'failed' if x.startswith('BREAKS') else ('passed' if
+x.startswith('works') else 'skipped') }}">{{ x }}</td>{% endfor %}</tr>{% endfor %}</table>{% endif %}
 <h2>Differences ({{ differ|length }} rules)</h2>{% if differ %}<table><tr><th>rule</th><th>level</th>
 {% for c in columns %}<th>{{ c.label }}</th>{% endfor %}</tr>{% for rule, cells in differ %}<tr>
 <td>{{ rule.id }} {{ rule.title }}</td><td>{{ rule.level }}</td>{% for x in cells %}<td class="{{ x or '' }}">

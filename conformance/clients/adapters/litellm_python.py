@@ -33,6 +33,8 @@ def one() -> dict[str, Any]:
                 out["usage"] = {k: getattr(usage, k, None) for k in ("prompt_tokens", "completion_tokens",
                                                                       "total_tokens")}
             for choice in chunk.choices or []:
+                if (choice.index or 0) != 0:
+                    continue  # the first choice's
                 delta = choice.delta
                 if delta is not None:
                     out["content"] += delta.content or ""

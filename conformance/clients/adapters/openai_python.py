@@ -43,9 +43,9 @@ def one() -> dict[str, Any]:
             for chunk in client.chat.completions.create(stream=True, **request):
                 if chunk.usage is not None:
                     out["usage"] = chunk.usage.model_dump()
-                if not chunk.choices:
+                choice = next((c for c in chunk.choices or [] if c.index == 0), None)  # the first choice's
+                if choice is None:
                     continue
-                choice = chunk.choices[0]
                 delta = choice.delta
                 if delta is not None:
                     out["content"] += delta.content or ""
