@@ -16,8 +16,7 @@ from conformance.checks.conditions import (
 from conformance.exchange import Analysis
 from conformance.model import BAD_INPUT, Intent
 from conformance.protocols.chat.payloads import carries_output
-
-FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
+from conformance.protocols.chat.watch import FINISH_REASONS
 
 
 def _finishes(a: Analysis) -> list[tuple[int | None, int, object]]:

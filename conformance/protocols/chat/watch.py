@@ -42,7 +42,6 @@ FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "f
 MS_THRESHOLD = 100_000_000_000  # seconds since 1970 stay below this until the year 5138
 MAX_KEPT = 16  # payloads kept per list (errors, profile events): the rules quote the first ones and count the rest
 MAX_TRACKED = 4096  # choice and call indices tracked; a stream naming more is judged on the first ones
-MAX_VIOLATIONS = 64
 
 
 @dataclass(slots=True)
@@ -153,10 +152,6 @@ class EventWatch:
             self.invalid = p
             self.at[p.index] = p.offset
 
-    def feed_events(self, events: Any) -> None:
-        for e in events:
-            self.event(e.index, e.offset, e.end, e.type, e.data_lines)
-
 
 
 @dataclass(slots=True)
@@ -207,7 +202,6 @@ class ChatWatch(EventWatch):
     late_reasoning: int | None = None  # RSN-007
     choices: dict[int, ChoiceTrack] = field(default_factory=dict)
     stream_state: StreamState = StreamState.OPEN
-    violations: list[Violation] = field(default_factory=list)
     after_finish: Violation | None = None  # the first choice violation in state finished (FIN-003)
     usage_before_finish: Violation | None = None  # the first stream violation: a finish after usage (USG-003)
     bad_calls: tuple[int, Any] | None = None  # TOOL-001: tool_calls that is no array
@@ -337,8 +331,6 @@ class ChatWatch(EventWatch):
 
     def _violation(self, p: Payload, v: Violation) -> None:
         self.mark(p)
-        if len(self.violations) < MAX_VIOLATIONS:
-            self.violations.append(v)
 
     def _track(self, index: int) -> ChoiceTrack | None:
         track = self.choices.get(index)
