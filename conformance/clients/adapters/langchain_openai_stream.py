@@ -7,6 +7,8 @@ import json
 import os
 from typing import Any
 
+from _replay import blank, serve
+
 
 def one() -> dict[str, Any]:
     """One request; what the client's user ends up with."""
@@ -14,8 +16,7 @@ def one() -> dict[str, Any]:
     from langchain_openai import ChatOpenAI
 
     version = getattr(langchain_openai, "__version__", "")
-    out: dict[str, Any] = {"content": "", "reasoning": "", "tool_calls": [], "finish_reason": None, "usage": None, "error": None,
-           "complete": False, "client": f"langchain-openai {version}".strip()}
+    out = blank(f"langchain-openai {version}".strip())
     model = ChatOpenAI(model="replay", base_url=os.environ["OPENAI_BASE_URL"],
                        api_key=os.environ.get("OPENAI_API_KEY", "x"), max_retries=0, timeout=30, stream_usage=True)
     try:
@@ -42,10 +43,7 @@ def one() -> dict[str, Any]:
 
 
 def main() -> None:
-    """CONFORMANCE_REPLAY_COUNT requests, one after another (the replay server serves its exchanges in turn), each
-    printed as one JSON line as it ends."""
-    for _ in range(int(os.environ.get("CONFORMANCE_REPLAY_COUNT", "1"))):
-        print(json.dumps(one()), flush=True)
+    serve(lambda _: one())
 
 
 if __name__ == "__main__":

@@ -3,9 +3,10 @@ api_base), the chunks assembled as its users do. Standalone: runs in the client'
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
+
+from _replay import blank, serve
 
 
 def one() -> dict[str, Any]:
@@ -13,14 +14,7 @@ def one() -> dict[str, Any]:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no download of the cost map at import
     import litellm
 
-    out: dict[str, Any] = {"content": "", "reasoning": "", "tool_calls": [], "finish_reason": None, "usage": None, "error": None,
-           "complete": False, "client": "litellm"}
-    try:
-        from importlib.metadata import version
-
-        out["client"] = f"litellm {version('litellm')}"
-    except Exception:  # noqa: BLE001
-        pass
+    out = blank("litellm", "litellm")
     calls: dict[int, dict[str, Any]] = {}
     try:
         stream = litellm.completion(model="openai/replay", api_base=os.environ["OPENAI_BASE_URL"],
@@ -55,10 +49,7 @@ def one() -> dict[str, Any]:
 
 
 def main() -> None:
-    """CONFORMANCE_REPLAY_COUNT requests, one after another (the replay server serves its exchanges in turn), each
-    printed as one JSON line as it ends."""
-    for _ in range(int(os.environ.get("CONFORMANCE_REPLAY_COUNT", "1"))):
-        print(json.dumps(one()), flush=True)
+    serve(lambda _: one())
 
 
 if __name__ == "__main__":

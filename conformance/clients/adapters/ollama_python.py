@@ -7,19 +7,14 @@ import json
 import os
 from typing import Any
 
+from _replay import blank, serve
+
 
 def one(route: str) -> dict[str, Any]:
     """One request on this route; what the client's user ends up with."""
     import ollama
 
-    out: dict[str, Any] = {"content": "", "reasoning": "", "tool_calls": [], "finish_reason": None, "usage": None, "error": None,
-           "complete": False, "client": "ollama"}
-    try:
-        from importlib.metadata import version
-
-        out["client"] = f"ollama {version('ollama')}"
-    except Exception:  # noqa: BLE001
-        pass
+    out = blank("ollama", "ollama")
     client = ollama.Client(host=os.environ["OLLAMA_HOST"], timeout=30)
     try:
         if route.endswith("/generate"):
@@ -49,13 +44,9 @@ def one(route: str) -> dict[str, Any]:
 
 
 def main() -> None:
-    """CONFORMANCE_REPLAY_COUNT requests, one after another (the replay server serves its exchanges in turn), each
-    printed as one JSON line as it ends."""
-    count = int(os.environ.get("CONFORMANCE_REPLAY_COUNT", "1"))
     routes = os.environ.get("CONFORMANCE_REPLAY_PATHS", "").split(",")
-    for i in range(count):
-        route = routes[i] if i < len(routes) and routes[i] else os.environ.get("CONFORMANCE_REPLAY_PATH", "/api/chat")
-        print(json.dumps(one(route)), flush=True)
+    default = os.environ.get("CONFORMANCE_REPLAY_PATH", "/api/chat")
+    serve(lambda i: one(routes[i] if i < len(routes) and routes[i] else default))
 
 
 if __name__ == "__main__":

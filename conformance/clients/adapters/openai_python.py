@@ -5,10 +5,11 @@ and returns a final completion. Prints one JSON object: what the user ends up wi
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Any
+
+from _replay import blank, serve
 
 
 def one() -> dict[str, Any]:
@@ -16,8 +17,7 @@ def one() -> dict[str, Any]:
     import openai
 
     mode = sys.argv[1] if len(sys.argv) > 1 else "stream"
-    out: dict[str, Any] = {"content": "", "reasoning": "", "tool_calls": [], "finish_reason": None, "usage": None, "error": None,
-           "complete": False, "client": f"openai {openai.__version__} ({mode})"}
+    out = blank(f"openai {openai.__version__} ({mode})")
     client = openai.OpenAI(base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ.get("OPENAI_API_KEY", "x"),
                            max_retries=0, timeout=30)
     request = {"model": "replay", "messages": [{"role": "user", "content": "Hi"}],
@@ -67,10 +67,7 @@ def one() -> dict[str, Any]:
 
 
 def main() -> None:
-    """CONFORMANCE_REPLAY_COUNT requests, one after another (the replay server serves its exchanges in turn), each
-    printed as one JSON line as it ends."""
-    for _ in range(int(os.environ.get("CONFORMANCE_REPLAY_COUNT", "1"))):
-        print(json.dumps(one()), flush=True)
+    serve(lambda _: one())
 
 
 if __name__ == "__main__":
