@@ -141,3 +141,29 @@ def test_an_ignored_cap_is_fin_006_not_a_missing_length_finish() -> None:
     cut = Exchange(request=ex.request, body=body.replace(b'"completion_tokens": 13', b'"completion_tokens": 5')
                    .replace(b'"total_tokens": 18', b'"total_tokens": 10'), headers=ex.headers, intent=Intent.EXPECT_LENGTH)
     assert verdict("FIN-007", cut) == "failed"  # reached the cap, and says stop
+
+
+def timed(arrivals: tuple[tuple[float, int], ...], paced: float | None) -> Exchange:
+    from conformance.model.observations import Observations
+
+    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    events = [{**chunk, "choices": [{"index": 0, "delta": {"content": f" w{i}"}, "finish_reason": None}]}
+              for i in range(12)]
+    events.append({**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    body = "".join(f"data: {json.dumps(e)}\n\n" for e in events).encode() + b"data: [DONE]\n\n"
+    scaled = tuple((t, min(len(body), int(len(body) * share))) for t, share in arrivals)
+    return Exchange(request={"model": "m", "messages": [], "stream": True}, status=200, body=body,
+                    headers=(("content-type", "text/event-stream"),), arrivals=scaled,
+                    observations=Observations(paced_s=paced))
+
+
+@pytest.mark.parametrize(("arrivals", "paced", "outcome"), [
+    (((1.1, 1.0),), 1.3, "failed"),  # one read at the end
+    (((1.1152, 0.46), (1.1155, 0.9), (1.1155, 1.0)), 1.3, "failed"),  # one write split by the socket (the self-test)
+    (((0.9, 0.3), (0.95, 0.6), (1.0, 1.0)), 1.3, "failed"),  # back to back under load: 100 ms of 1.3 s
+    (((0.1, 0.1), (0.5, 0.4), (0.9, 0.7), (1.3, 1.0)), 1.3, "passed"),  # written as generated
+    (((1.1, 1.0),), 0.2, "not_applicable"),  # a short stream shows nothing either way
+], ids=["one-read", "split-write", "back-to-back", "incremental", "short"])
+def test_a_buffered_stream_is_caught_however_the_socket_split_it(
+        arrivals: tuple[tuple[float, float], ...], paced: float, outcome: str) -> None:
+    assert verdict("TRN-007", timed(arrivals, paced)) == outcome
