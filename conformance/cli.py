@@ -187,12 +187,18 @@ def inspect(stream: Path, request: Path | None, headers: Path | None, path: str 
 @click.option("--config-file", envvar="CONFORMANCE_CONFIG_FILE",
               help="Read options from this TOML file (default: the nearest conformance.toml, or pyproject.toml "
               "with [tool.conformance], here or in a parent folder up to the repository's root).")
+@click.option("--clients", "client_names", metavar="all|NAME,...",
+              help="After the run, replay its recorded streams into these real client libraries (`conformance "
+              "clients`; installed on demand under ./.conformance-clients); a client that breaks fails the run.")
 @click.option("-v", "--verbose", is_flag=True, help="Also show each scenario as it starts and each finding.")
 @click.option("--show-config", is_flag=True, help="Print the resolved settings (the key masked) and exit.")
 @click.pass_context
-def run(ctx: click.Context, /, verbose: bool, show_config: bool, config_file: str | None, **options: Any) -> None:
+def run(ctx: click.Context, /, verbose: bool, show_config: bool, config_file: str | None, client_names: str | None,
+        **options: Any) -> None:
     """Run the live suite against a server (or the bundled reference server), with progress as it goes."""
     from conformance.settings import build_settings, load_config, show
+
+    chosen = _client_names(client_names)
 
     names = {"base_url": "base-url", "api_key": "api-key", "categories": "category", "rule_ids": "rule",
              "scenarios": "scenario", "report_dir": "report-dir", "run_timeout": "run-timeout", "headers": "header",
@@ -223,7 +229,40 @@ def run(ctx: click.Context, /, verbose: bool, show_config: bool, config_file: st
     if show_config:
         click.echo(show(settings, source))
         return
-    _drive(settings, lambda: _engine_run(settings), verbose)
+    if chosen and settings.report_dir is None:
+        raise UsageFailure("--clients replays the run's wire log, which needs a report dir")
+    _drive(settings, lambda: _engine_run(settings), verbose, clients=chosen)
+
+
+def _client_names(value: str | None) -> list[str]:
+    """--clients: ``all`` or known client names, comma-separated (a UsageFailure names the unknown one)."""
+    from conformance.clients import CLIENTS
+
+    if not value:
+        return []
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    if names == ["all"]:
+        return list(CLIENTS)
+    unknown = [n for n in names if n not in CLIENTS]
+    if unknown:
+        raise UsageFailure(f"unknown client {unknown[0]!r}; choose from all, {', '.join(CLIENTS)}")
+    return names
+
+
+def _client_lines(verdicts: list[Any]) -> list[str]:
+    """A line per client verdict (and its reason and reproducer), as the terminal shows them."""
+    lines = []
+    for v in verdicts:
+        name = v.version or f"{v.client.name} {v.client.version}"
+        line = f"{v.verdict.upper():18} {name} ({v.client.label})"
+        if v.checked:
+            line += f": {v.checked} replays"
+        lines.append(printable(line))
+        if v.reason:
+            lines.append(printable(f"    {v.reason}"))
+        if v.reproducer:
+            lines.append(printable(f"    reproduce: {v.reproducer['command']}"))
+    return lines
 
 
 def _engine_run(settings: Any) -> Any:
@@ -232,7 +271,8 @@ def _engine_run(settings: Any) -> Any:
     return engine_run(settings)
 
 
-def _drive(settings: Any, make_events: Any, verbose: bool, out: Path | None = None) -> None:
+def _drive(settings: Any, make_events: Any, verbose: bool, out: Path | None = None,
+           clients: list[str] | None = None) -> None:
     """Consume the engine's events with live progress, write the reports, exit with the verdict."""
 
     from conformance.engine.events import RunFinished
@@ -280,7 +320,18 @@ def _drive(settings: Any, make_events: Any, verbose: bool, out: Path | None = No
         wire = f"; wire log: {report_dir}/wire" if (report_dir / "wire" / "run.json").is_file() else ""
         shown = ", ".join(str(p) if p.parent != report_dir else p.name for p in written)
         progress.line(f"reports: {report_dir}/ {shown}{wire}")
-    sys.exit(int(ExitCode.FAILED if result.failed_gate() else ExitCode.OK))
+    broken = False
+    if clients and report_dir is not None:
+        from conformance.clients import default_dir, run_clients
+
+        progress.line("")
+        progress.line(f"clients: replaying the run's streams into {', '.join(clients)}")
+        verdicts = run_clients(report_dir, clients, default_dir())
+        for text in _client_lines(verdicts):
+            progress.line(text)
+        progress.line(f"clients: {report_dir / 'clients.json'}")
+        broken = any(v.verdict == "breaks" for v in verdicts)
+    sys.exit(int(ExitCode.FAILED if result.failed_gate() or broken else ExitCode.OK))
 
 
 def _crashed(exc: Exception, report_dir: Path | None, scrub: Any) -> None:
@@ -554,16 +605,8 @@ def clients(report_dir: Path, names: tuple[str, ...], chunkings: tuple[str, ...]
     if fmt == "json":
         click.echo(json_text([v.to_json() for v in verdicts], indent=2))
     else:
-        for v in verdicts:
-            name = v.version or f"{v.client.name} {v.client.version}"
-            line = f"{v.verdict.upper():18} {name} ({v.client.label})"
-            if v.checked:
-                line += f": {v.checked} replays"
-            click.echo(printable(line))
-            if v.reason:
-                click.echo(printable(f"    {v.reason}"))
-            if v.reproducer:
-                click.echo(printable(f"    reproduce: {v.reproducer['command']}"))
+        for line in _client_lines(verdicts):
+            click.echo(line)
         click.echo(f"written: {report_dir / 'clients.json'}")
     sys.exit(EXIT_FAILED if any(v.verdict == "breaks" for v in verdicts) else EXIT_OK)
 

@@ -351,6 +351,9 @@ def write_matrix(summary: dict[str, object]) -> None:
            if (REPORTS / n / "results.json").exists() and "error" not in (summary.get(n) or {})]
     for results in ran:
         subprocess.run([sys.executable, "-m", "conformance", "clients", str(results.parent)], check=False)
+        if (results.parent / "responses" / "wire" / "run.json").is_file():  # the --category responses run's streams
+            subprocess.run([sys.executable, "-m", "conformance", "clients", str(results.parent / "responses"),
+                            "--client", "openai-node-responses"], check=False)
     subprocess.run([sys.executable, "-m", "conformance", "report", "compare", *map(str, ran), "--out", str(REPORTS)],
                    check=True)
 

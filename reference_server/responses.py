@@ -254,6 +254,10 @@ class Builder:
             out += self.close("completed")
             out += self._add({"id": f"rs_{uuid.uuid4().hex[:24]}", "type": "reasoning", "status": "in_progress",
                               "summary": [], "content": []}, "reasoning")
+            # the raw reasoning is a content part like output_text, announced before its deltas (openai-node's
+            # ResponseStream throws "missing content at index 0" on a reasoning_text.delta of an unannounced part)
+            out.append(self.event("response.content_part.added", **self._where(), content_index=0,
+                                  part={"type": "reasoning_text", "text": ""}))
         assert self.open is not None
         if not text:
             return out
@@ -287,8 +291,10 @@ class Builder:
             out.append(self.event("response.content_part.done", **where, content_index=0, part=part))
             item["content"] = [part]
         elif kind == "reasoning":
+            part = {"type": "reasoning_text", "text": text}
             out.append(self.event("response.reasoning_text.done", **where, content_index=0, text=text))
-            item["content"] = [{"type": "reasoning_text", "text": text}]
+            out.append(self.event("response.content_part.done", **where, content_index=0, part=part))
+            item["content"] = [part]
         else:
             out.append(self.event("response.function_call_arguments.done", **where, name=item["name"],
                                   arguments=item["arguments"]))

@@ -11,8 +11,9 @@ client assembles. Per client the verdict is:
 - ``works with limits``: what differs is either a detail a user can live without (reasoning not surfaced or left
   inline, usage, the finish reason, a refusal or a filter verdict not reported, a stream without [DONE] taken as
   whole), or the client's own limit: a stream the suite judged conformant (in its bytes: headers aside), or an
-  exception the client raises by design (the openai helper's on any answer cut by max_tokens), with the scenarios
-  and what differs;
+  exception the client raises by design (the openai helper's on any answer cut by max_tokens), or a deviation the
+  client reads as the server meant it (``recovered``: a tool name sent in every chunk, taken once), with the
+  scenarios and what differs;
 - ``breaks``: on an exchange that fails a must or should rule, the client raised where the bytes hold an answer, or
   its content, tool calls, completeness or error differ: the server's deviation breaks that client's users. The first
   such scenario, the rules its stream fails, what happened, and a reproducer (the exchange written beside the
@@ -24,18 +25,20 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
-import sys
 import venv
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 ADAPTERS = Path(__file__).resolve().parent / "adapters"
 CHUNKINGS = ("recorded", "whole")
 # a difference in one of these keys is a limit: the user gets the answer, without that detail (complete: the client
 # cannot tell a cut stream from a whole one, as when it takes a stream without [DONE] as whole)
-LIMIT_KEYS = ("reasoning", "finish_reason", "usage", "refusal", "filtered", "complete")
+# (recovered: the client read a deviation the way the server meant it, as some clients do on purpose)
+LIMIT_KEYS = ("reasoning", "finish_reason", "usage", "refusal", "filtered", "complete", "recovered")
 
 
 @dataclass(frozen=True)
@@ -45,16 +48,18 @@ class Client:
     name: str
     label: str  # the library and the call, as a report names it
     language: str  # python | node
-    packages: tuple[str, ...]  # pinned requirements
-    adapter: str  # the adapter's file under adapters/
+    packages: tuple[str, ...]  # pinned requirements (python: name==version; node: name@version, locked in lock_dir)
+    adapter: str  # the adapter's file under adapters/ (node: under adapters/node/)
     args: tuple[str, ...] = ()
-    protocol: str = "chat"  # chat | ollama: which recorded exchanges it reads
+    protocol: str = "chat"  # chat | ollama | responses: which recorded exchanges it reads
     # exceptions the client raises by design on answers that are legal: its own limits, whatever the server
     raises_by_design: tuple[str, ...] = ()
+    lock_dir: str = ""  # node: the folder under adapters/node/ whose package.json and package-lock.json it installs
 
     @property
     def version(self) -> str:
-        return self.packages[0].split("==", 1)[-1]
+        first = self.packages[0]
+        return first.split("==", 1)[-1] if self.language == "python" else first.rpartition("@")[2]
 
 
 CLIENTS: dict[str, Client] = {c.name: c for c in (
@@ -71,6 +76,13 @@ CLIENTS: dict[str, Client] = {c.name: c for c in (
            "litellm_python.py"),
     Client("ollama-python", "ollama (Python) chat/generate(stream=True)", "python", ("ollama==0.6.3",),
            "ollama_python.py", protocol="ollama"),
+    # the last releases that run on Node 20 (openai 7 and ai 7 need Node 22)
+    Client("openai-node", "openai (Node) chat.completions.create({stream: true})", "node", ("openai@6.30.1",),
+           "openai_node.mjs", ("stream",), lock_dir="openai-node"),
+    Client("openai-node-responses", "openai (Node) responses.stream() finalResponse()", "node", ("openai@6.30.1",),
+           "openai_node.mjs", ("responses",), protocol="responses", lock_dir="openai-node"),
+    Client("vercel-ai", "Vercel AI SDK streamText + @ai-sdk/openai-compatible", "node",
+           ("ai@6.0.333", "@ai-sdk/openai-compatible@2.0.92", "zod@4.1.12"), "vercel_ai.mjs", lock_dir="vercel-ai"),
 )}
 
 
@@ -87,6 +99,8 @@ class NotInstalled(Exception):
 def environment(client: Client, root: Path, install: bool = True, timeout: float = 900.0) -> list[str]:
     """The command that runs the client's adapter, its environment installed first if it is not yet (pinned, from
     the package registry, into ``root/<name>-<version>``); ``NotInstalled`` says why it cannot be."""
+    if client.language == "node":
+        return _node_environment(client, root, install, timeout)
     home = root / f"{client.name}-{client.version}"
     python = home / ("Scripts" if os.name == "nt" else "bin") / "python"
     marker = home / "installed.json"
@@ -104,6 +118,39 @@ def environment(client: Client, root: Path, install: bool = True, timeout: float
             raise NotInstalled(f"pip install {' '.join(client.packages)} failed: {tail[0][:200]}")
         marker.write_text(json.dumps({"packages": list(client.packages)}) + "\n", encoding="utf-8")
     return [str(python), str(ADAPTERS / client.adapter), *client.args]
+
+
+def _node_environment(client: Client, root: Path, install: bool, timeout: float) -> list[str]:
+    """A Node client: its locked package.json installed with ``npm ci`` into ``root/<lock_dir>-<version>`` (npm's
+    cache under ``root/.npm``: nothing global), the adapters copied beside its node_modules (an ES module resolves
+    its imports from where it lies)."""
+    import shutil
+
+    lock = ADAPTERS / "node" / client.lock_dir
+    home = root / f"{client.lock_dir}-{client.version}"
+    marker = home / "installed.json"
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        raise NotInstalled("Node.js is not installed here (node and npm are needed on PATH)")
+    if not marker.is_file():
+        if not install:
+            raise NotInstalled(f"not installed in {home} (run without --no-install to install it)")
+        home.mkdir(parents=True, exist_ok=True)
+        for name in ("package.json", "package-lock.json"):
+            shutil.copyfile(lock / name, home / name)
+        try:
+            proc = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--cache",
+                                   str(root / ".npm")], cwd=home, capture_output=True, timeout=timeout, check=False,
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise NotInstalled(f"cannot install it in {home}: {exc}") from None
+        if proc.returncode != 0:
+            lines = [ln for ln in proc.stderr.decode("utf-8", "replace").splitlines() if "ERR" in ln] or ["no output"]
+            raise NotInstalled(f"npm ci of {' '.join(client.packages)} failed: {lines[0][:200]}")
+        marker.write_text(json.dumps({"packages": list(client.packages)}) + "\n", encoding="utf-8")
+    for script in (ADAPTERS / "node").glob("*.mjs"):  # the adapters as this version of the suite has them
+        shutil.copyfile(script, home / script.name)
+    return [node, str(home / client.adapter), *client.args]
 
 
 @dataclass
@@ -256,12 +303,70 @@ def _batch(command: list[str], server: Any, fixtures: list[Any], timeout: float)
     return out
 
 
+def _recovered_names(want: dict[str, Any], got: dict[str, Any]) -> bool:
+    """The client's calls are the bytes' calls but for names the server sent in every chunk, which the bytes
+    concatenate (``get_weatherget_weather``) and the client took once: the user gets the call the server meant."""
+    wanted, calls = want.get("tool_calls") or [], got.get("tool_calls") or []
+    if len(wanted) != len(calls) or not wanted:
+        return False
+    differs = False
+    for w, g in zip(wanted, calls, strict=True):
+        if not isinstance(w, dict) or not isinstance(g, dict) or (w.get("id"), w.get("arguments")) != (
+                g.get("id"), g.get("arguments")):
+            return False
+        name, mine = str(w.get("name") or ""), str(g.get("name") or "")
+        if name != mine:
+            if not mine or len(name) % len(mine) or name != mine * (len(name) // len(mine)):
+                return False
+            differs = True
+    return differs
+
+
+def _recovered_terminal(fx: Any, got: dict[str, Any] | None, found: list[str]) -> list[str]:
+    """A Responses stream whose terminal response object says other than its deltas (RSP-009): a client that
+    returns the terminal object (openai-node's finalResponse) read what the server's own last word says. Its
+    content and tool calls, held to that object, are then recovered, not lost."""
+    from conformance.exchange import analyze
+    from conformance.fuzz.client_fuzz import compare
+    from conformance.protocols.responses import Answer, client_view, from_response
+
+    if got is None or not any(p.startswith(("content:", "tool_calls:")) for p in found):
+        return found
+    a = analyze(fx.exchange, fx.profile)
+    answer = a.answer
+    if not isinstance(answer, Answer) or not isinstance(answer.response, dict) or not answer.response.get("output"):
+        return found
+    final = from_response(answer.response)
+    final.terminal, final.errors = answer.terminal, answer.errors
+    view = client_view(SimpleNamespace(answer=final, wire_error=a.wire_error))
+    if any(p.startswith(("content:", "tool_calls:")) for p in compare(view, got)):
+        return found
+    return [("recovered: the terminal response object's " + p.split(":", 1)[0] + ", which its deltas contradict "
+             "(RSP-009)") if p.startswith(("content:", "tool_calls:")) else p for p in found]
+
+
+def _shown(path: Path, base: Path | None = None) -> str:
+    """A path as a published report shows it: relative to ``base`` (else the working directory) when under it; a
+    program found on PATH by its name."""
+    import shutil
+
+    resolved = path.resolve()
+    try:
+        return str(resolved.relative_to((base or Path.cwd()).resolve()))
+    except ValueError:
+        pass
+    if base is None and shutil.which(path.name) and Path(shutil.which(path.name) or "").resolve() == resolved:
+        return path.name
+    return str(path)
+
+
 def check_client(client: Client, command: list[str], exchanges: list[tuple[str, Any]], work: Path,
-                 chunkings: tuple[str, ...] = CHUNKINGS, timeout: float = 60.0, profile: str = "openai") -> ClientVerdict:
+                 chunkings: tuple[str, ...] = CHUNKINGS, timeout: float = 60.0, profile: str = "openai",
+                 report_dir: Path | None = None) -> ClientVerdict:
     """Replay each exchange into the client, in each chunking; the verdict."""
     from conformance.checks import evaluate
     from conformance.exchange import analyze
-    from conformance.fuzz.client_fuzz import ClientCannotRun, _judge
+    from conformance.fuzz.client_fuzz import ClientCannotRun, _judge, expected
     from conformance.fuzz.replay import ReplayServer
 
     fixtures = [_fixture(ex, stem, work, profile) for stem, ex in exchanges]
@@ -284,6 +389,10 @@ def check_client(client: Client, command: list[str], exchanges: list[tuple[str, 
                 if got is not None and raw[stem] is not None and got.get("content") == raw[stem]:
                     found = [("reasoning: the inline <think> markup kept in content (seed 003 §4: a carrier a client "
                               "separates)") if p.startswith("content:") else p for p in found]
+                if got is not None and _recovered_names(expected(fx), got):
+                    found = [("recovered: the tool name the server repeated in every chunk taken once (the bytes "
+                              "concatenate to the name repeated)") if p.startswith("tool_calls:") else p for p in found]
+                found = _recovered_terminal(fx, got, found)
                 error = (got or {}).get("error")
                 message = str(error.get("message", "")) if isinstance(error, dict) else ""
                 results.append(ExchangeResult(ex.scenario, stem, chunking, found, got, failed[stem],
@@ -297,15 +406,16 @@ def check_client(client: Client, command: list[str], exchanges: list[tuple[str, 
         first = broken[0]
         raised = (first.got or {}).get("error") if first.got else None
         what = f"raised {raised['message']}" if isinstance(raised, dict) and raised.get("message") else first.problems[0]
+        what = what if len(what) <= 400 else what[:399] + "…"  # the whole difference is in clients.json's breaks
         verdict.verdict, verdict.reason = "breaks", f"{first.scenario} (fails {', '.join(first.failed)}): {what}"
         _fixture(dict(exchanges)[first.fixture], first.fixture, work, profile, write=True)
         fx_path = work / f"{first.fixture}.json"
         whole = any(r.breaks and r.fixture == first.fixture and r.chunking == "whole" for r in results)
-        verdict.reproducer = {
-            "fixture": str(fx_path), "chunking": "whole" if whole else "recorded",
-            "command": " ".join([sys.executable, "-m", "conformance", "fuzz-client", "--fixtures", str(fx_path.resolve()),
-                                 "--chunking", "whole" if whole else "random", "--protocol", client.protocol, "--",
-                                 *command]),
+        verdict.reproducer = {  # no path of this machine outside the working directory: the report is published
+            "fixture": _shown(fx_path, report_dir), "chunking": "whole" if whole else "recorded",
+            "command": " ".join(shlex.quote(part) for part in [
+                "conformance", "fuzz-client", "--fixtures", _shown(fx_path), "--chunking", "whole" if whole else "random",
+                "--protocol", client.protocol, "--", *(_shown(Path(c)) if os.sep in c else c for c in command)]),
         }
     elif any(r.problems for r in results):
         verdict.verdict = "works with limits"
@@ -339,7 +449,7 @@ def run_clients(report_dir: Path, names: list[str], root: Path, install: bool = 
             verdicts.append(ClientVerdict(client, "not checked", str(exc)))
             continue
         verdicts.append(check_client(client, command, exchanges, report_dir / "clients" / client.name, chunkings,
-                                     timeout, profile))
+                                     timeout, profile, report_dir))
     entries = {v.client.name: v.to_json() for v in verdicts}
     try:  # a run of some clients keeps the verdicts of the others
         before = json.loads((report_dir / "clients.json").read_text(encoding="utf-8")).get("clients", [])

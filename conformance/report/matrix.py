@@ -116,23 +116,33 @@ def _client_cell(entry: dict[str, Any] | None) -> str:
     return verdict
 
 
+def _pinned(entry: dict[str, Any]) -> str:
+    """The version a client entry pinned: ``openai==3.57.0`` or ``openai@6.30.1`` gives the number."""
+    first = str((entry.get("packages") or [""])[0])
+    return first.split("==", 1)[1] if "==" in first else first[1:].rpartition("@")[2] if "@" in first[1:] else first
+
+
 def client_rows(sources: list[Path | None]) -> list[tuple[str, list[str]]]:
     """A "works with" row per client library, from the clients.json beside each server's results.json (written by
-    ``conformance clients``): works, works (limits: ...), BREAKS (the first scenario and the rules its stream fails),
-    not checked, or — where the client was not run."""
+    ``conformance clients``), and for a protocol judged in a run of its own, the clients.json of that run (a
+    ``responses`` folder beside it, as ``nox -s peers`` writes it): works, works (limits: ...), BREAKS (the first
+    scenario and the rules its stream fails), not checked, or — where the client was not run."""
     per_server: list[dict[str, dict[str, Any]]] = []
     labels: dict[str, str] = {}
     for source in sources:
         found: dict[str, dict[str, Any]] = {}
-        try:
-            doc = json.loads((source.parent / "clients.json").read_text(encoding="utf-8")) if source else {}
-        except (OSError, ValueError):
-            doc = {}
-        for entry in doc.get("clients", []) if isinstance(doc, dict) else []:
-            if isinstance(entry, dict) and isinstance(entry.get("client"), str):
-                found[entry["client"]] = entry
+        for where in ([source.parent / "clients.json", source.parent / "responses" / "clients.json"] if source else []):
+            try:
+                doc = json.loads(where.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            for entry in doc.get("clients", []) if isinstance(doc, dict) else []:
+                if not isinstance(entry, dict) or not isinstance(entry.get("client"), str):
+                    continue
                 name = entry["client"]
-                labels.setdefault(name, f"{entry.get('label', name)} {entry.get('packages', [''])[0].split('==')[-1]}")
+                if name not in found or found[name].get("verdict") == "not checked":
+                    found[name] = entry
+                labels.setdefault(name, f"{entry.get('label', name)} {_pinned(entry)}")
         per_server.append(found)
     return [(labels[name], [_client_cell(s.get(name)) for s in per_server]) for name in labels]
 

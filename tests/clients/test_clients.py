@@ -5,6 +5,8 @@ must) breaks the openai SDK's stream iterator, which raises on it (json.loads of
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -56,7 +58,9 @@ def test_a_malformed_data_line_breaks_the_openai_sdk_with_a_reproducer(tmp_path:
     assert v.reason.startswith("stream-plain (fails ") and "SSE-006" in v.reason and "JSONDecodeError" in v.reason
     assert v.reproducer is not None
     # the reproducer replays the written exchange into the same client and shows the same break
-    argv = v.reproducer["command"].split(" ")
+    argv = shlex.split(v.reproducer["command"])
+    assert argv[0] == "conformance" and "/work/" not in v.reproducer["fixture"]
+    argv = [sys.executable, "-m", "conformance", *argv[1:]]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 1 and "WRONG" in proc.stdout and "content" in proc.stdout
 
@@ -88,3 +92,90 @@ def test_the_cli_names_the_verdicts_and_exits_1_on_a_break(tmp_path: Path, clien
                          capture_output=True, text=True, timeout=60, check=False)
     assert bad.returncode == 2 and "unknown client 'nope'" in bad.stderr and "Traceback" not in bad.stderr
     assert set(CLIENTS) >= {"openai-python", "openai-python-helper", "langchain-openai", "litellm", "ollama-python"}
+
+
+NODE = pytest.mark.skipif(shutil.which("node") is None or shutil.which("npm") is None, reason="Node.js is not here")
+
+
+def _body(run: Path, scenario: str) -> Path:
+    [body] = (run / "wire").glob(f"*-{scenario}.body")
+    return body
+
+
+@NODE
+def test_the_reference_run_works_with_the_node_clients(tmp_path: Path, clients_dir: Path) -> None:
+    run = _run_copy(tmp_path)
+    verdicts = {v.client.name: v for v in run_clients(run, ["openai-node", "vercel-ai", "openai-node-responses"],
+                                                      clients_dir)}
+    assert verdicts["openai-node"].verdict == "works", verdicts["openai-node"].to_json()
+    assert verdicts["openai-node"].version == "openai-node 6.30.1 (stream)"
+    assert verdicts["vercel-ai"].verdict == "works", verdicts["vercel-ai"].to_json()
+    assert verdicts["vercel-ai"].checked == 2 * len(streamed_exchanges(run, "chat"))
+    # openai-node 6.30.1's ResponseStream takes the final response only from response.completed: a response that
+    # ends response.incomplete (max_output_tokens) stays in_progress, without usage (openai-python PR #3538 names the
+    # newer Node accumulator that also takes incomplete and failed); every other Responses stream assembles as sent
+    responses = verdicts["openai-node-responses"]
+    assert responses.checked == 2 * len(streamed_exchanges(run, "responses")) > 10
+    doc = responses.to_json()
+    assert responses.verdict == "works with limits", doc
+    assert {limit["what"] for limit in doc["limits"]} == {"complete", "finish_reason", "usage"}
+    assert {s for limit in doc["limits"] for s in limit["scenarios"]} == {"responses-cap"}
+
+
+@NODE
+def test_a_usage_chunk_without_choices_breaks_the_vercel_ai_sdk(tmp_path: Path, clients_dir: Path) -> None:
+    # @ai-sdk/openai-compatible validates each chunk with zod: `choices` is a required array (vercel/ai#4031 and
+    # ollama/ollama#7881 show the same AI_TypeValidationError for other missing fields)
+    run = _run_copy(tmp_path)
+    body = _body(run, "stream-usage")
+    raw = body.read_bytes()
+    assert b'"choices": [], "usage"' in raw
+    body.write_bytes(raw.replace(b'"choices": [], "usage"', b'"usage"'))
+    v = run_clients(run, ["vercel-ai"], clients_dir, chunkings=("whole",))[0]
+    assert v.verdict == "breaks", v.to_json()
+    assert v.reason.startswith("stream-usage (fails ") and "USG-005" in v.reason and "Type validation failed" in v.reason
+
+
+@NODE
+def test_a_malformed_data_line_breaks_openai_node(tmp_path: Path, clients_dir: Path) -> None:
+    run = _run_copy(tmp_path)
+    body = _body(run, "stream-plain")
+    lines = body.read_bytes().split(b"\n\n")
+    lines.insert(2, b'data: {"id": "chatcmpl-x", "choices": [')
+    body.write_bytes(b"\n\n".join(lines))
+    v = run_clients(run, ["openai-node"], clients_dir, chunkings=("whole",))[0]
+    assert v.verdict == "breaks", v.to_json()
+    assert "SSE-006" in v.reason and "SyntaxError" in v.reason
+
+
+@NODE
+def test_a_text_delta_before_its_part_breaks_openai_nodes_response_stream(tmp_path: Path, clients_dir: Path) -> None:
+    # openai-node's ResponseStream builds the response from the events and throws on a delta of a part that no
+    # response.content_part.added announced ("missing content at index 0")
+    run = _run_copy(tmp_path)
+    body = _body(run, "responses-stream")
+    events = body.read_bytes().split(b"\n\n")
+    kept = [e for e in events if not e.startswith(b"event: response.content_part.added")]
+    assert len(kept) == len(events) - 1
+    body.write_bytes(b"\n\n".join(kept))
+    v = run_clients(run, ["openai-node-responses"], clients_dir, chunkings=("whole",))[0]
+    assert v.verdict == "breaks", v.to_json()
+    assert v.reason.startswith("responses-stream (fails ") and "missing content at index 0" in v.reason
+
+
+def test_run_with_clients_replays_the_run_into_them(tmp_path: Path, clients_dir: Path) -> None:
+    env = {**os.environ, "CONFORMANCE_CLIENTS_DIR": str(clients_dir)}
+    out = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-m", "conformance", "run", "--scenario", "stream-plain", "--scenario",
+                           "stream-usage", "--report-dir", str(out), "--clients", "openai-python,ollama-python"],
+                          capture_output=True, text=True, timeout=900, check=False, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "WORKS              openai 3.57.0 (stream)" in proc.stdout
+    # no Ollama exchange in these scenarios: said, never guessed
+    assert "NOT CHECKED        ollama-python 0.6.3" in proc.stdout and "the run sent no such request" in proc.stdout
+    doc = json.loads((out / "clients.json").read_text(encoding="utf-8"))
+    assert [(c["client"], c["verdict"], c["checked"]) for c in doc["clients"]] == [
+        ("openai-python", "works", 2 * len(streamed_exchanges(out, "chat"))), ("ollama-python", "not checked", 0)]
+    bad = subprocess.run([sys.executable, "-m", "conformance", "run", "--clients", "openai-python,nope"],
+                         capture_output=True, text=True, timeout=60, check=False, env=env)
+    assert bad.returncode == 2 and "unknown client 'nope'" in bad.stderr and "Traceback" not in bad.stderr

@@ -379,9 +379,9 @@ class Assembler:
                        "text")
         elif klass == "done":
             done_part = value.get("part")
-            if isinstance(done_part, dict):
+            if isinstance(done_part, dict):  # a reasoning item's reasoning_text part: its text came in reasoning deltas
                 self._same(e, "RSP-009", kind, done_part.get("refusal" if part.type == "refusal" else "text"),
-                           part.text, "part.text")
+                           item.reasoning if part.type == "reasoning_text" else part.text, "part.text")
         part.state = nxt or part.state
 
     def _item_done(self, e: Event, item: Item, obj: Any) -> None:

@@ -1,0 +1,30 @@
+// What every Node adapter shares (node's standard library only): the blank result, the installed version of a
+// package, and the loop over CONFORMANCE_REPLAY_COUNT requests, each printed as one JSON line as it ends.
+import { readFileSync } from "node:fs";
+
+// the installed version of a package beside this script (its exports may not expose package.json to resolution)
+export function version(dist) {
+  try {
+    return JSON.parse(readFileSync(new URL(`./node_modules/${dist}/package.json`, import.meta.url), "utf8")).version;
+  } catch {
+    return "";
+  }
+}
+
+export function blank(client) {
+  return { content: "", reasoning: "", tool_calls: [], finish_reason: null, usage: null, error: null,
+           complete: false, client };
+}
+
+export function failure(err) {
+  const name = err && err.constructor ? err.constructor.name : "Error";
+  return { message: `${name}: ${err && err.message !== undefined ? err.message : String(err)}`.slice(0, 300) };
+}
+
+export async function serve(one) {
+  const count = Number.parseInt(process.env.CONFORMANCE_REPLAY_COUNT || "1", 10);
+  for (let i = 0; i < count; i++) {
+    const out = await one(i);
+    process.stdout.write(JSON.stringify(out) + "\n");
+  }
+}
