@@ -183,6 +183,11 @@ FACTS: tuple[Fact, ...] = (
     _f("001", "Tool calls", "nullable forms with one concrete type plus null",
        "Nested nullable schemas are taken and the arguments match them.", "TOOL-009", "tools-nested",
        "conformant/tools-nested defects/tool-arguments-off-schema"),
+    _f("001", "Tool calls", "including equivalent two-branch anyOf and disjoint oneOf forms",
+       "A type plus null, two-branch anyOf, disjoint oneOf and string-constant unions are answered (profile strict; "
+       "elsewhere answered or refused with a 4xx).", "TOOL-022", "tools-schema-nullable",
+       "conformant/tool-schema-nullable-answered conformant/tool-schema-nullable-refused "
+       "defects/tool-schema-nullable-refused-strict defects/tool-schema-nullable-500"),
     _f("001", "Tool calls", "return HTTP 400 with invalid_tool_schema",
        "allOf and mixed-type unions are answered or refused with a 4xx (400 invalid_tool_schema, profile strict).",
        "TOOL-019", "tools-schema-union", "conformant/tool-schema-refused defects/tool-schema-other-code "
@@ -199,6 +204,13 @@ FACTS: tuple[Fact, ...] = (
     _f("001", "Supported API", "Supported options include temperature",
        "stop ends the answer before the sequence; max_tokens caps it.", "FIN-008 FIN-006", "stop-sequence max-tokens",
        "conformant/stop-sequence defects/stop-sequence-ignored"),
+    _f("001", "Supported API", "top_k, repetition_penalty",
+       "top_k and repetition_penalty are answered (profile strict: elsewhere an unknown field may be refused).",
+       "ERR-025", "sampling-options", "conformant/sampling-options-answered defects/sampling-options-refused",
+       dialect="strict"),
+    _f("001", "Supported API", "response_format is accepted only as {\"type\": \"text\"}",
+       "response_format text, the default, is answered as without it.", "STR-007", "response-format-text",
+       "conformant/format-text-answered defects/format-text-refused"),
     _f("001", "Supported API", "Unknown top-level request fields return HTTP 400 with code unknown_parameter",
        "Under profile strict an unknown top-level field gets 400 unknown_parameter naming it (elsewhere accepting it "
        "is legal: DEVIATIONS I1, I2).", "ERR-013", "error-unknown-parameter",
@@ -211,8 +223,9 @@ FACTS: tuple[Fact, ...] = (
        "reasoning-effort-medium reasoning-effort-high reasoning-effort-xhigh",
        "conformant/effort-unsupported defects/effort-refused-422"),
     _f("001", "Supported API", "any other JSON value returns invalid_value",
-       "A value of the wrong type is refused with a 4xx, never accepted.", "ERR-005 ERR-006",
-       "error-bad-value error-wrong-type", "conformant/error-malformed-json defects/bad-input-accepted"),
+       "A value of the wrong type (a response_format that is a string among them) is refused with a 4xx, never "
+       "accepted.", "ERR-005 ERR-006", "error-bad-value error-wrong-type error-response-format-string",
+       "conformant/error-malformed-json defects/bad-input-accepted"),
     _f("001", "Supported API", "are accepted and ignored",
        "user, store, metadata, service_tier, prompt_cache_key, safety_identifier are accepted.", "ERR-020",
        "ignored-fields", "conformant/ignored-fields defects/ignored-fields-refused"),

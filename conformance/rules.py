@@ -215,6 +215,11 @@ RULES: tuple[Rule, ...] = (
     _r("CHK-021", "chunks", "advisory", "both", "The envelope carries object and created",
        f"{OPENAI_STREAM} (both required); {WIRE} §3.2 (its chunk shape and recorded example carry only id, model "
        "and choices: legal, so absence is advisory)"),
+    _r("CHK-022", "chunks", "should", "stream",
+       "A stream assembles to the unstreamed answer of the same deterministic request: content, reasoning, tool-call "
+       "names and parsed arguments, finish reason, usage totals",
+       f"{OPENAI_STREAM} (a chunk is a streamed piece of the completion the request returns unstreamed); judged only "
+       "when two unstreamed answers to the request (temperature 0, a seed) are the same"),
     # finish
     _r("FIN-001", "finish", "must", "both", "Every choice ends with exactly one non-null finish_reason",
        f"{WIRE} §3.2; {AFM} lifecycle", "D5", "D6", "D8", "D10", "D16"),
@@ -298,6 +303,11 @@ RULES: tuple[Rule, ...] = (
        "A tool that is not a function (a custom tool) is answered, or refused with a 4xx (400 where the dialect takes "
        "only function tools)", f"{OPENAI} (tools: function or custom); {STRICT} tool calls (the server accepts only "
        "function tools)"),
+    _r("TOOL-022", "tools", "should", "both",
+       "A tool schema in the nullable and union forms (a type plus null, two-branch anyOf, disjoint oneOf, string "
+       "constants) is answered, or refused with a 4xx (answered where the dialect supports them)",
+       f"{STRICT} tool calls (nullable forms, two-branch anyOf, disjoint oneOf and unions of string constants are "
+       "supported); OpenAI's own function schemas take them (Structured Outputs: anyOf, nullable types)"),
     # reasoning
     _r("RSN-001", "reasoning", "advisory", "both", "Reasoning inline as <think> in content", f"{WIRE} §4", "G11"),
     # should: a client shows reasoning_content as it comes; the model's template markup in it is a parser's leak
@@ -330,6 +340,10 @@ RULES: tuple[Rule, ...] = (
        f"{WIRE} §2.6 (LM Studio #1773)"),
     _r("STR-006", "structured", "must", "both",
        "response_format is accepted when the server is expected to (capability structured)", f"{WIRE} §2.6"),
+    _r("STR-007", "structured", "should", "both",
+       "response_format {\"type\": \"text\"}, the default, is answered as without it",
+       f"{OPENAI} (response_format: text is the default response format); {STRICT} Supported API "
+       "(response_format is accepted as {\"type\": \"text\"})"),
     # errors
     _r("ERR-001", "errors", "must", "both", "An error response is a JSON object with an error object",
        f"{WIRE} §5; {STRICT} supported API", "H9", "H19", "H20", "H25"),
@@ -383,6 +397,10 @@ RULES: tuple[Rule, ...] = (
        "A feature refused (an image, a tool schema, a reasoning effort) is refused with 400, 413 or 422",
        f"{WIRE} §5 (400, 413, 422: request rejected; other statuses are not expected from this API: a client reads a "
        "404 as a missing route or model)"),
+    _r("ERR-025", "errors", "should", "both",
+       "The sampling options a dialect documents as supported (seed 001: top_k, repetition_penalty) are answered",
+       f"{STRICT} Supported API (supported options include temperature, top_p, top_k, repetition_penalty, seed, "
+       "stop, ...); a server outside the dialect may refuse them as unknown (run under --profile strict)"),
     # images
     _r("IMG-001", "images", "must", "both",
        "A data-URL image in a user message is answered, or refused with a 4xx (never a 5xx)",

@@ -47,6 +47,13 @@ UNION = {"type": "function", "function": {
     "parameters": {"type": "object", "required": ["label"], "properties": {
         "label": {"anyOf": [{"type": "string"}, {"type": "object"}]},  # a mixed-type union
         "note": {"allOf": [{"type": "string"}, {"maxLength": 20}]}}}}}
+NULLABLE = {"type": "function", "function": {
+    "name": "set_reminder", "description": "Set a reminder",
+    "parameters": {"type": "object", "required": ["color"], "properties": {  # the forms seed 001 supports
+        "color": {"anyOf": [{"const": "red"}, {"const": "blue"}]},  # a union of string constants
+        "note": {"type": ["string", "null"]},  # one concrete type plus null
+        "when": {"anyOf": [{"type": "string"}, {"type": "null"}]},  # a two-branch anyOf
+        "count": {"oneOf": [{"type": "integer"}, {"type": "null"}]}}}}}  # a disjoint oneOf
 PIXEL = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5"
          "ErkJggg==")  # a 1x1 PNG
 
@@ -141,6 +148,7 @@ ANSWER = 32  # a short answer's cap: "Say hello in one short sentence." ends wel
 CALL = 64  # room for one tool call in any template's markup
 THINK = 128  # reasoning before a short answer
 JSON = 96  # a small JSON object, whole
+DETERMINISTIC: dict[str, Any] = {"temperature": 0, "seed": 7}  # the same answer each time from a server that can
 
 
 def _effort(value: str) -> Callable[[Context], Request]:
@@ -219,6 +227,12 @@ def _scenarios() -> list[Scenario]:
                                                         max_tokens=CALL, intent=Intent.TOOL_SCHEMA_UNION), needs="tools",
           description="A tool schema with a mixed-type union and allOf: answered, or refused with a 4xx "
           "(seed 001: 400 invalid_tool_schema).", variant="tool schemas: allOf and unions"),
+        s("tools-schema-nullable", "tools", lambda c: chat(c, [{"role": "user", "content": "Set a red reminder."}],
+                                                            tools=[NULLABLE], max_tokens=CALL,
+                                                            intent=Intent.TOOL_SCHEMA_SUPPORTED),
+          needs="tools", variant="tool schemas: nullable and constant unions",
+          description="A tool schema with a type plus null, a two-branch anyOf, a disjoint oneOf and string constants: "
+          "answered, or refused with a 4xx (seed 001 supports every one)."),
         s("tools-non-function", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER, CUSTOM_TOOL], max_tokens=CALL,
                                                         intent=Intent.TOOL_NON_FUNCTION), needs="tools",
           description="A function tool beside a custom (non-function) one, as OpenAI accepts: answered, or refused "
@@ -251,6 +265,33 @@ def _scenarios() -> list[Scenario]:
                                                                  "name": "person", "schema": PERSON, "strict": True}},
                                                              max_tokens=JSON),
           needs="structured", variant="response_format: json_schema strict"),
+        s("response-format-text", "structured", lambda c: chat(c, HELLO, response_format={"type": "text"},
+                                                              max_tokens=ANSWER, intent=Intent.FORMAT_TEXT),
+          description="response_format {\"type\": \"text\"}, the default: answered as without it."),
+        s("sampling-options", "errors", lambda c: chat(c, HELLO, top_k=40, repetition_penalty=1.1, max_tokens=ANSWER,
+                                                       intent=Intent.SAMPLING_OPTIONS), only=("strict",),
+          description="top_k and repetition_penalty, which seed 001 documents as supported: answered."),
+        s("error-response-format-string", "errors", lambda c: chat(c, HELLO, response_format="json_object",
+                                                                  max_tokens=ANSWER, intent=Intent.BAD_VALUE),
+          kind="followup", description="response_format as a string, not an object: refused with a 4xx (seed 001: "
+          "invalid_value)."),
+        # stream/non-stream parity (CHK-022): unstreamed twice, then streamed, at temperature 0 with a seed
+        s("parity-text", "chunks", lambda c: chat(c, HELLO, max_tokens=ANSWER, **DETERMINISTIC, **usage),
+          kind="parity", description="A plain answer unstreamed twice, then streamed: the stream assembles to it."),
+        s("parity-tools", "chunks", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="auto",
+                                                   max_tokens=CALL, **DETERMINISTIC, **usage),
+          kind="parity", needs="tools", description="A tool call unstreamed twice, then streamed: the same name and "
+          "arguments (parsed), finish and usage."),
+        s("parity-structured", "chunks", lambda c: chat(c, [{"role": "user", "content": "Give a person as JSON."}],
+                                                        response_format={"type": "json_schema", "json_schema": {
+                                                            "name": "person", "schema": PERSON, "strict": True}},
+                                                        max_tokens=JSON, **DETERMINISTIC, **usage),
+          kind="parity", needs="structured", description="Structured output unstreamed twice, then streamed: the "
+          "same JSON text."),
+        s("parity-reasoning", "chunks", lambda c: chat(c, HELLO, reasoning_effort="low", max_tokens=THINK,
+                                                       **DETERMINISTIC, **usage),
+          kind="parity", needs="reasoning", description="A reasoning answer unstreamed twice, then streamed: the same "
+          "reasoning and content."),
         # errors before the stream (each followed by a plain request)
         s("error-malformed-json", "errors", lambda c: _raw(c, b'{"model": "x", "messages": [', Intent.MALFORMED_JSON),
           kind="followup"),

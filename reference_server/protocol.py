@@ -217,7 +217,7 @@ def _response_format(value: Any) -> dict[str, Any] | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise _bad("response_format", "response_format must be an object", "invalid_type")
+        raise _bad("response_format", "response_format must be an object", "invalid_value")  # seed 001
     kind = value.get("type")
     if kind == "text":
         return None

@@ -167,3 +167,35 @@ def timed(arrivals: tuple[tuple[float, int], ...], paced: float | None) -> Excha
 def test_a_buffered_stream_is_caught_however_the_socket_split_it(
         arrivals: tuple[tuple[float, float], ...], paced: float, outcome: str) -> None:
     assert verdict("TRN-007", timed(arrivals, paced)) == outcome
+
+
+def parity(arguments: list[str], unstreamed: dict[str, object] | None) -> Exchange:
+    from conformance.model.observations import Observations
+
+    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    first = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": ""}}
+    events = [{**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [first]},
+                                     "finish_reason": None}]}]
+    events += [{**chunk, "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {
+        "arguments": piece}}]}, "finish_reason": None}]} for piece in arguments]
+    events.append({**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    body = "".join(f"data: {json.dumps(e)}\n\n" for e in events).encode() + b"data: [DONE]\n\n"
+    return Exchange(request={"model": "m", "messages": [], "stream": True, "temperature": 0, "seed": 7}, status=200,
+                    body=body, headers=(("content-type", "text/event-stream"),),
+                    observations=Observations(unstreamed=unstreamed))
+
+
+def unstreamed(arguments: str, repeatable: bool = True) -> dict[str, object]:
+    return {"content": "", "reasoning": "", "tool_calls": [{"name": "get_weather", "arguments": arguments}],
+            "finish_reason": "tool_calls", "usage": None, "repeatable": repeatable}
+
+
+@pytest.mark.parametrize(("pieces", "seen", "outcome"), [
+    (['{"city":', '"Paris"}'], unstreamed('{"city": "Paris"}'), "passed"),  # spacing aside, the same arguments
+    (['{"city":', '"Pa"}'], unstreamed('{"city": "Paris"}'), "failed"),  # the stream's parser lost text
+    (['{"city":', '"Pa"}'], unstreamed('{"city": "Paris"}', repeatable=False), "not_applicable"),  # not repeatable
+    (['{"city":', '"Pa"}'], None, "not_applicable"),  # no unstreamed answer (refused, or not a parity scenario)
+], ids=["same", "differs", "not-repeatable", "no-baseline"])
+def test_stream_parity_is_judged_only_on_a_repeatable_server(pieces: list[str], seen: dict[str, object] | None,
+                                                             outcome: str) -> None:
+    assert verdict("CHK-022", parity(pieces, seen)) == outcome

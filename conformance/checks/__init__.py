@@ -241,6 +241,7 @@ def _load() -> None:
         fuzz,
         models,
         ollama,
+        parity,
         reasoning,
         responses,
         structured,

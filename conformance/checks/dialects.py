@@ -46,7 +46,7 @@ def _answered_or_refused(a: Analysis, rule: str, what: str) -> Iterator[Finding]
 REFUSED = frozenset({400, 413, 422})
 NOT_A_VERDICT = frozenset({401, 403, 408, 429})
 FEATURE_INTENTS = frozenset({Intent.IMAGE, Intent.IMAGE_MISPLACED, Intent.TOOL_SCHEMA_UNION, Intent.TOOL_NON_FUNCTION,
-                             Intent.EFFORT})
+                             Intent.EFFORT, Intent.TOOL_SCHEMA_SUPPORTED})
 
 
 @check("ERR-024", when=(_intent(*FEATURE_INTENTS),))
@@ -164,6 +164,32 @@ def non_function_tool(a: Analysis) -> Iterator[Finding]:
     status = a.exchange.status
     if a.expects("function-tools-only") and status is not None and status != 400:
         yield finding(a, "TOOL-021", f"status {status}", "400 (seed 001: the server accepts only function tools)")
+
+
+@check("TOOL-022", when=(_intent(Intent.TOOL_SCHEMA_SUPPORTED),))
+def supported_schema_forms(a: Analysis) -> Iterator[Finding]:
+    what = "a tool schema with a type plus null, a two-branch anyOf, a disjoint oneOf and string constants"
+    status = a.exchange.status
+    if a.expects("supported-schema-forms") and status is not None and not a.success:
+        yield finding(a, "TOOL-022", f"{what}: status {status} code {short(_error(a).get('code'))}",
+                      "an answer (seed 001 supports each of these forms)")
+        return
+    yield from _answered_or_refused(a, "TOOL-022", what)
+
+
+@check("STR-007", when=(_intent(Intent.FORMAT_TEXT), lambda a: a.exchange.status is not None))
+def format_text(a: Analysis) -> Iterator[Finding]:
+    if not a.success:
+        yield finding(a, "STR-007", f"response_format text: status {a.exchange.status} code "
+                      f"{short(_error(a).get('code'))}", "an answer, as without response_format (text is its default)")
+
+
+@check("ERR-025", when=(_intent(Intent.SAMPLING_OPTIONS), lambda a: a.exchange.status is not None
+                        and a.expects("sampling-options")))
+def sampling_options(a: Analysis) -> Iterator[Finding]:
+    if not a.success:
+        yield finding(a, "ERR-025", f"top_k and repetition_penalty: status {a.exchange.status} code "
+                      f"{short(_error(a).get('code'))}", "an answer (seed 001 lists both among its supported options)")
 
 
 @check("TOOL-020", when=(_intent(Intent.ROUNDTRIP), lambda a: bool(a.request.get("tools"))))

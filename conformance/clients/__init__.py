@@ -34,7 +34,8 @@ from types import SimpleNamespace
 from typing import Any
 
 ADAPTERS = Path(__file__).resolve().parent / "adapters"
-CHUNKINGS = ("recorded", "whole")
+CHUNKINGS = ("recorded", "whole")  # the default; also: adversarial (cuts inside UTF-8, line ends, field names), random
+ALL_CHUNKINGS = (*CHUNKINGS, "adversarial", "random")
 # a difference in one of these keys is a limit: the user gets the answer, without that detail (complete: the client
 # cannot tell a cut stream from a whole one, as when it takes a stream without [DONE] as whole)
 # (recovered: the client read a deviation the way the server meant it, as some clients do on purpose)
@@ -378,7 +379,8 @@ def check_client(client: Client, command: list[str], exchanges: list[tuple[str, 
     version = ""
     try:
         for chunking in chunkings:
-            with ReplayServer(fixtures, chunking="whole") as server:
+            served = chunking if chunking in ("adversarial", "random") else "whole"  # seeded: the same cuts each run
+            with ReplayServer(fixtures, chunking=served) as server:
                 server.cuts_of = (lambda fx: cuts[id(fx)]) if chunking == "recorded" else None
                 answers = _batch(command, server, fixtures, timeout)
                 wrong = {n: [p for i, p in server.wrong_at if i == n] for n in range(len(fixtures))}

@@ -10,6 +10,7 @@ With T the total limit of one response and F the first-byte limit (min(T, 60)):
     cancel                      F + 2T + 5         (the stream's first event, the cancel call, the stream)
     repeat, stop-compare, clock 2T                 (the same request twice: prompt reuse; without and with stop;
                                                     a stream, then a longer one)
+    parity                      3T                 (unstreamed twice, then streamed)
     cancel-completed            3T                 (a stream, then two cancel calls for it)
     burst                       F + 6.5            (twelve at once; the queue wait, at most F)
 """
@@ -392,6 +393,36 @@ class CapCompare(Compare):
         return body
 
 
+class Parity(Kind):
+    """The same request unstreamed twice, then streamed (CHK-022): the first unstreamed answer, and whether the
+    second repeated it, are kept on the stream's exchange. Only a repeatable server is judged."""
+
+    name = "parity"
+
+    def send(self, run: Runner, req: Request) -> list[Exchange]:
+        from conformance.checks.parity import unstreamed
+
+        body = {k: v for k, v in (req.body or {}).items() if k != "stream_options"}
+        body["stream"] = False
+        first = run.send(replace(req, body=body, scenario=f"{req.scenario}/unstreamed"))
+        again = run.send(replace(req, body=body, scenario=f"{req.scenario}/unstreamed-again"))
+        ex = run.send(req)
+        one = unstreamed(first, run.settings.profile)
+        if one is None:
+            return [ex, first, again]
+        seen = {**one, "repeatable": one == unstreamed(again, run.settings.profile)}
+        return [replace(ex, observations=ex.observations.with_(unstreamed=seen)), first, again]
+
+    def seconds(self, limits: Limits) -> float:
+        return 3 * limits.total
+
+    def script(self, req: Request, how: Script) -> str:
+        body = {k: v for k, v in (req.body or {}).items() if k != "stream_options"}
+        once = how.curl(replace(req, body={**body, "stream": False}))
+        return (f"{once}\n# twice: the same answer both times shows the server repeatable\n{once}\n"
+                f"# then streamed: the stream assembles to that answer\n{how.curl(req, True)}")
+
+
 class Burst(Kind):
     """Many streams at once, each left after its first event. Each request has the queue wait to start or be
     refused; one still waiting then is queued (ERR-018), and the burst ends: nothing is waited out. The refused
@@ -527,7 +558,7 @@ def _response_id(ex: Exchange) -> tuple[str | None, str]:
 
 KINDS: dict[str, Kind] = {k.name: k for k in (Kind(), Followup(), Http10(), Disconnect(), Cancel(), CancelCompleted(),
                                                Repeat(), Clock(), StopCompare(), CapCompare(), Burst(),
-                                               Chain())}
+                                               Chain(), Parity())}
 
 
 def kind_of(sc: Scenario) -> Kind:

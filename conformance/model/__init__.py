@@ -87,6 +87,9 @@ class Intent(str, Enum):
     CANCEL_UNKNOWN = "cancel-unknown"
     TOOL_SCHEMA_UNION = "tool-schema-union"  # allOf / a mixed union: answered or refused with a 4xx
     TOOL_NON_FUNCTION = "tool-non-function"  # a tool of another type (custom): answered or refused with a 4xx
+    TOOL_SCHEMA_SUPPORTED = "tool-schema-supported"  # nullable and constant unions: answered or refused (strict: answered)
+    FORMAT_TEXT = "format-text"  # response_format {"type": "text"}: answered as without it
+    SAMPLING_OPTIONS = "sampling-options"  # top_k, repetition_penalty: answered under the dialect that documents them
     ROUNDTRIP = "roundtrip"  # a history the server sent: accepted
     EFFORT = "effort"  # one reasoning_effort value: accepted or refused as unsupported
     IMAGE = "image"  # a data-URL image in a user message

@@ -77,6 +77,7 @@ class Observations:
     paced_s: float | None = None  # how long the clock scenario sized this stream to last (TRN-007, CHK-005)
     not_sent: str | None = None  # a request the scenario would make from the server's data and did not: why
     chained: Chained | None = None  # the stored response this request continued (previous_response_id)
+    unstreamed: dict[str, Any] | None = None  # the same request's unstreamed answer, and whether it repeats (CHK-022)
 
     def with_(self, **changes: Any) -> Observations:
         return replace(self, **changes)
@@ -100,7 +101,7 @@ class Observations:
         doc = doc or {}
         known = {"aborted", "error", "elapsed_s", "disconnected_after_events", "followup_status", "liveness_status",
                  "unknown_field", "headers_unknown", "disconnect", "capability", "burst", "retried", "unstopped",
-                 "not_sent", "chained", "uncapped", "paced_s"}
+                 "not_sent", "chained", "uncapped", "paced_s", "unstreamed"}
         unknown = sorted(set(doc) - known)
         if unknown:
             raise ValueError(f"unknown observation {unknown[0]!r}")
@@ -118,6 +119,6 @@ class Observations:
             capability=CapabilityShown(**capability) if isinstance(capability, dict) else None,
             burst=Burst(**burst) if isinstance(burst, dict) else None, retried=doc.get("retried"),
             unstopped=doc.get("unstopped"), not_sent=doc.get("not_sent"), uncapped=doc.get("uncapped"),
-            paced_s=doc.get("paced_s"),
+            paced_s=doc.get("paced_s"), unstreamed=doc.get("unstreamed") if isinstance(doc.get("unstreamed"), dict) else None,
             chained=Chained(**chained) if isinstance(chained, dict) else None,
         )

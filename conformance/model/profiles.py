@@ -51,6 +51,11 @@ EXPECTATIONS: dict[str, str] = {
                        "after its terminal event",
     "resource-fields": "Open Responses specification, ResponseResource: the response object carries every required "
                        "field (null where it does not apply)",
+    "supported-schema-forms": "001 Tool calls: nested properties and items may use nullable forms with one concrete "
+                              "type plus null, including two-branch anyOf and disjoint oneOf forms; unions of string "
+                              "constants are also supported",
+    "sampling-options": "001 Supported API: supported options include temperature, top_p, top_k, repetition_penalty, "
+                        "seed, stop, max_tokens, max_completion_tokens",
     "documented-refusals": "001 Supported API: a value the server does not support (a reasoning_effort among them) "
                            "returns HTTP 400 with code unsupported_value",
 }
@@ -89,7 +94,8 @@ PROFILES: dict[str, Profile] = {
                 "Seed 001's strict local server: unknown fields refused, documented refusals (unsupported_value) for "
                 "what it does not support, invalid_tool_schema, image rules, /health, capabilities, prompt reuse.",
                 frozenset({"invalid-tool-schema", "function-tools-only", "image-rules", "health", "model-capabilities",
-                           "prompt-reuse", "documented-refusals", "body-limit", "unknown-field-refused"})),
+                           "prompt-reuse", "documented-refusals", "body-limit", "unknown-field-refused",
+                           "supported-schema-forms", "sampling-options"})),
         Profile("lmstudio", frozenset({"event-error", "unknown-model-served", "overflow-in-stream", "error-string"}),
                 "LM Studio: event: error in the stream (also for a prompt beyond the context); string errors; an "
                 "unknown model answered by a loaded one."),

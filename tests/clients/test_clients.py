@@ -179,3 +179,12 @@ def test_run_with_clients_replays_the_run_into_them(tmp_path: Path, clients_dir:
     bad = subprocess.run([sys.executable, "-m", "conformance", "run", "--clients", "openai-python,nope"],
                          capture_output=True, text=True, timeout=60, check=False, env=env)
     assert bad.returncode == 2 and "unknown client 'nope'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+@NODE
+def test_adversarial_cuts_of_the_reference_run_break_no_node_client(tmp_path: Path, clients_dir: Path) -> None:
+    # cuts inside UTF-8 sequences, between CR and LF and inside "data:": both SDKs' SSE decoders reassemble them
+    run = _run_copy(tmp_path)
+    verdicts = run_clients(run, ["openai-node", "vercel-ai"], clients_dir, chunkings=("adversarial",))
+    assert [(v.client.name, v.verdict) for v in verdicts] == [("openai-node", "works"), ("vercel-ai", "works")]
+    assert all(r.chunking == "adversarial" for v in verdicts for r in v.results)
