@@ -125,6 +125,7 @@ class Scenario:
     opt_in: bool = False  # run only when chosen by name (it has side effects on the server)
     variant: str = ""  # the feature variant it shows (results.json target.features), e.g. "tool_choice: required"
     observable: bool = True  # whether an answer can show the variant was used (else "accepted", never "supported")
+    only_for: tuple[str, ...] = ()  # a rule selection runs it only when it chooses one of these rules (costly, narrow)
 
     def runs_under(self, profile: str) -> bool:
         """Whether a run under this profile includes it by default."""
@@ -149,6 +150,7 @@ CALL = 64  # room for one tool call in any template's markup
 THINK = 128  # reasoning before a short answer
 JSON = 96  # a small JSON object, whole
 DETERMINISTIC: dict[str, Any] = {"temperature": 0, "seed": 7}  # the same answer each time from a server that can
+PARITY = ("CHK-022",)  # a rule selection runs the parity scenarios (three requests each) only for this rule
 
 
 def _effort(value: str) -> Callable[[Context], Request]:
@@ -277,21 +279,23 @@ def _scenarios() -> list[Scenario]:
           "invalid_value)."),
         # stream/non-stream parity (CHK-022): unstreamed twice, then streamed, at temperature 0 with a seed
         s("parity-text", "chunks", lambda c: chat(c, HELLO, max_tokens=ANSWER, **DETERMINISTIC, **usage),
-          kind="parity", description="A plain answer unstreamed twice, then streamed: the stream assembles to it."),
+          kind="parity", only_for=PARITY,
+          description="A plain answer unstreamed twice, then streamed: the stream assembles to it."),
         s("parity-tools", "chunks", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="auto",
                                                    max_tokens=CALL, **DETERMINISTIC, **usage),
-          kind="parity", needs="tools", description="A tool call unstreamed twice, then streamed: the same name and "
-          "arguments (parsed), finish and usage."),
+          kind="parity", only_for=PARITY, needs="tools",
+          description="A tool call unstreamed twice, then streamed: the same name and arguments (parsed), finish "
+          "and usage."),
         s("parity-structured", "chunks", lambda c: chat(c, [{"role": "user", "content": "Give a person as JSON."}],
                                                         response_format={"type": "json_schema", "json_schema": {
                                                             "name": "person", "schema": PERSON, "strict": True}},
                                                         max_tokens=JSON, **DETERMINISTIC, **usage),
-          kind="parity", needs="structured", description="Structured output unstreamed twice, then streamed: the "
-          "same JSON text."),
+          kind="parity", only_for=PARITY, needs="structured",
+          description="Structured output unstreamed twice, then streamed: the same JSON text."),
         s("parity-reasoning", "chunks", lambda c: chat(c, HELLO, reasoning_effort="low", max_tokens=THINK,
                                                        **DETERMINISTIC, **usage),
-          kind="parity", needs="reasoning", description="A reasoning answer unstreamed twice, then streamed: the same "
-          "reasoning and content."),
+          kind="parity", only_for=PARITY, needs="reasoning",
+          description="A reasoning answer unstreamed twice, then streamed: the same reasoning and content."),
         # errors before the stream (each followed by a plain request)
         s("error-malformed-json", "errors", lambda c: _raw(c, b'{"model": "x", "messages": [', Intent.MALFORMED_JSON),
           kind="followup"),

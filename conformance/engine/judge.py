@@ -37,7 +37,8 @@ def scenarios_for(rule_ids: frozenset[str] | None, chosen: frozenset[str] | None
         names = {sc.name for sc in SCENARIOS}
     else:
         categories = {RULES_BY_ID[r].category for r in rule_ids}
-        names = {sc.name for sc in SCENARIOS if sc.category in categories} | BASE_SCENARIOS
+        names = {sc.name for sc in SCENARIOS if sc.category in categories
+                 and (not sc.only_for or set(sc.only_for) & rule_ids)} | BASE_SCENARIOS
     if chosen is None:
         names = {n for n in names if BY_NAME[n].runs_under(profile)}
     names |= {CAPABILITY_SCENARIOS[sc.needs] for sc in SCENARIOS if sc.name in names and sc.needs}

@@ -98,7 +98,7 @@ NODE = pytest.mark.skipif(shutil.which("node") is None or shutil.which("npm") is
 
 
 def _body(run: Path, scenario: str) -> Path:
-    [body] = (run / "wire").glob(f"*-{scenario}.body")
+    [body] = [b for b in (run / "wire").glob("*.body") if b.stem.split("-", 1)[1] == scenario]
     return body
 
 
@@ -188,3 +188,68 @@ def test_adversarial_cuts_of_the_reference_run_break_no_node_client(tmp_path: Pa
     verdicts = run_clients(run, ["openai-node", "vercel-ai"], clients_dir, chunkings=("adversarial",))
     assert [(v.client.name, v.verdict) for v in verdicts] == [("openai-node", "works"), ("vercel-ai", "works")]
     assert all(r.chunking == "adversarial" for v in verdicts for r in v.results)
+
+
+def _rewrite_events(body: Path, change: object) -> None:
+    """Each `data: {json}` event of an SSE body through ``change`` (a function of the payload, returning it)."""
+    out = []
+    for event in body.read_bytes().split(b"\n\n"):
+        if event.startswith(b"data: {"):
+            payload = json.loads(event[6:])
+            event = b"data: " + json.dumps(change(payload)).encode()  # type: ignore[operator]
+        out.append(event)
+    body.write_bytes(b"\n\n".join(out))
+
+
+def test_an_id_and_name_in_every_tool_call_piece_breaks_the_openai_helper(tmp_path: Path, clients_dir: Path) -> None:
+    # llama-cpp-python's stream (published: reports/llama-cpp-python/NOTES.md): the helper's accumulate_delta
+    # concatenates every string field but index and type, so the call's name becomes get_weatherget_weather...
+    run = _run_copy(tmp_path)
+    seen: dict[str, str] = {}
+
+    def repeat(payload: dict[str, object]) -> dict[str, object]:
+        for choice in payload.get("choices") or []:  # type: ignore[attr-defined]
+            for piece in (choice.get("delta") or {}).get("tool_calls") or []:
+                if "id" in piece:
+                    seen.update(id=piece["id"], name=piece["function"]["name"])
+                elif seen:
+                    piece.update(id=seen["id"], type="function")
+                    piece["function"]["name"] = seen["name"]
+        return payload
+
+    _rewrite_events(_body(run, "tools-named"), repeat)
+    v = run_clients(run, ["openai-python-helper"], clients_dir, chunkings=("whole",))[0]
+    assert v.verdict == "breaks", v.to_json()
+    assert v.reason.startswith("tools-named (fails ") and "TOOL-006" in v.reason and "get_weatherget_weather" in v.reason
+
+
+def test_an_empty_200_breaks_langchain(tmp_path: Path, clients_dir: Path) -> None:
+    # mlx-omni-server's json-schema-strict (published): LangChain raises "No generation chunks were returned"
+    run = _run_copy(tmp_path)
+    _body(run, "stream-plain").write_bytes(b"")
+    v = run_clients(run, ["langchain-openai"], clients_dir, chunkings=("whole",))[0]
+    assert v.verdict == "breaks", v.to_json()
+    assert v.reason.startswith("stream-plain (fails ") and "TRN-018" in v.reason
+    assert "No generation chunks were returned" in v.reason
+
+
+def test_a_malformed_data_line_breaks_litellm(tmp_path: Path, clients_dir: Path) -> None:
+    run = _run_copy(tmp_path)
+    body = _body(run, "stream-plain")
+    lines = body.read_bytes().split(b"\n\n")
+    lines.insert(2, b'data: {"id": "chatcmpl-x", "choices": [')
+    body.write_bytes(b"\n\n".join(lines))
+    v = run_clients(run, ["litellm"], clients_dir, chunkings=("whole",))[0]
+    assert v.verdict == "breaks", v.to_json()
+    assert v.reason.startswith("stream-plain (fails ") and "SSE-006" in v.reason
+
+
+def test_a_malformed_ndjson_line_breaks_the_ollama_library(tmp_path: Path, clients_dir: Path) -> None:
+    run = _run_copy(tmp_path)
+    body = _body(run, "ollama-chat")
+    lines = body.read_bytes().split(b"\n")
+    lines.insert(1, b'{"model": "m", "message": {"role": "assistant", "content": "x"')
+    body.write_bytes(b"\n".join(lines))
+    v = run_clients(run, ["ollama-python"], clients_dir, chunkings=("whole",))[0]
+    assert v.verdict == "breaks", v.to_json()
+    assert v.reason.startswith("ollama-chat (fails ")
