@@ -329,8 +329,12 @@ def _drive(settings: Any, make_events: Any, verbose: bool, out: Path | None = No
         verdicts = run_clients(report_dir, clients, default_dir())
         for text in _client_lines(verdicts):
             progress.line(text)
-        progress.line(f"clients: {report_dir / 'clients.json'}")
         broken = any(v.verdict == "breaks" for v in verdicts)
+        # the reports again, with a "works with" row per client (results.json's clients, report.md, report.html)
+        result.clients = [{"client": v.client.name, "label": v.client.label, "version": v.version or v.client.version,
+                           "verdict": v.verdict, "reason": v.reason} for v in verdicts]
+        write_all(result, report_dir, scrub, settings.formats, settings.report_paths)
+        progress.line(f"clients: {report_dir / 'clients.json'}; the reports name each client's verdict")
     sys.exit(int(ExitCode.FAILED if result.failed_gate() or broken else ExitCode.OK))
 
 

@@ -208,6 +208,10 @@ FACTS: tuple[Fact, ...] = (
        "top_k and repetition_penalty are answered (profile strict: elsewhere an unknown field may be refused).",
        "ERR-025", "sampling-options", "conformant/sampling-options-answered defects/sampling-options-refused",
        dialect="strict"),
+    _f("001", "Supported API", "verbosity, modalities, audio, prediction, web_search_options",
+       "logit_bias, verbosity and the other listed fields are refused with 400 unsupported_value naming the field "
+       "(profile strict: elsewhere answering them is legal).", "ERR-026", "unsupported-options",
+       "conformant/unsupported-options-refused defects/unsupported-options-unknown", dialect="strict"),
     _f("001", "Supported API", "response_format is accepted only as {\"type\": \"text\"}",
        "response_format text, the default, is answered as without it.", "STR-007", "response-format-text",
        "conformant/format-text-answered defects/format-text-refused"),

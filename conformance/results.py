@@ -55,6 +55,7 @@ class RunResult:
     strict: bool = False
     incomplete: dict[str, Any] | None = None  # the run timeout ended the run: {"reason", "not_run"}
     tokens: dict[str, int] = field(default_factory=dict)  # completion tokens asked for and received
+    clients: list[dict[str, Any]] = field(default_factory=list)  # run --clients: a verdict per client library
 
     def summary(self) -> dict[str, Any]:
         counts = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
@@ -108,6 +109,7 @@ class RunResult:
             "rules": [{"rule": v.rule, "level": v.level.value, "outcome": v.outcome.value, "gating": v.gating,
                        "scenarios": list(v.scenarios), "message": v.message} for v in self.rule_verdicts()],
             "scenarios": self.scenarios, "stale_baseline": self.stale_baseline, "incomplete": self.incomplete,
+            **({"clients": self.clients} if self.clients else {}),
         }
 
 
@@ -137,7 +139,8 @@ def from_json(doc: dict[str, Any]) -> RunResult:
     result = RunResult(tool=doc["tool"], target=doc["target"], started_at=doc["started_at"],
                        duration_s=doc.get("duration_s", 0.0), strict=doc.get("strict", False),
                        scenarios=doc.get("scenarios", []), stale_baseline=doc.get("stale_baseline", []),
-                       incomplete=doc.get("incomplete"), tokens=dict((doc.get("summary") or {}).get("tokens") or {}))
+                       incomplete=doc.get("incomplete"), tokens=dict((doc.get("summary") or {}).get("tokens") or {}),
+                       clients=[c for c in doc.get("clients") or [] if isinstance(c, dict)])
     known = CheckEntry.__dataclass_fields__
     result.checks = [CheckEntry(**{k: v for k, v in c.items() if k in known}) for c in doc.get("checks", [])]
     return result

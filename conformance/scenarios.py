@@ -273,6 +273,9 @@ def _scenarios() -> list[Scenario]:
         s("sampling-options", "errors", lambda c: chat(c, HELLO, top_k=40, repetition_penalty=1.1, max_tokens=ANSWER,
                                                        intent=Intent.SAMPLING_OPTIONS), only=("strict",),
           description="top_k and repetition_penalty, which seed 001 documents as supported: answered."),
+        s("unsupported-options", "errors", lambda c: chat(c, HELLO, logit_bias={"1": -1}, verbosity="low",
+                                                          max_tokens=ANSWER, intent=Intent.UNSUPPORTED_OPTIONS),
+          only=("strict",), description="logit_bias and verbosity, which seed 001 refuses: 400 unsupported_value."),
         s("error-response-format-string", "errors", lambda c: chat(c, HELLO, response_format="json_object",
                                                                   max_tokens=ANSWER, intent=Intent.BAD_VALUE),
           kind="followup", description="response_format as a string, not an object: refused with a 4xx (seed 001: "

@@ -18,6 +18,9 @@ KNOWN = frozenset({
     "reasoning_effort", "user", "metadata", "store", "service_tier", "prompt_cache_key", "safety_identifier",
     "chat_template_kwargs",
 })
+# OpenAI fields seed 001 names as unsupported: refused with unsupported_value, not as unknown
+UNSUPPORTED = frozenset({"logit_bias", "top_logprobs", "verbosity", "modalities", "audio", "prediction",
+                         "web_search_options", "functions", "function_call"})
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 EFFORTS = frozenset({"none", "minimal", "low", "medium", "high", "xhigh"})
 SCHEMA_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -250,6 +253,9 @@ def parse_chat(body: Any, model_id: str) -> ChatRequest:
     if not isinstance(body, dict):
         raise _bad("", "the body must be a JSON object", "invalid_type")
     body = {k: v for k, v in body.items() if v is not None}  # a top-level null is absent (seed 001)
+    unsupported = sorted(set(body) & UNSUPPORTED)
+    if unsupported:
+        raise APIError(400, f"{unsupported[0]} is not supported by this server", "unsupported_value", unsupported[0])
     unknown = sorted(set(body) - KNOWN)
     if unknown:
         raise APIError(400, f"Unknown parameter: '{unknown[0]}'.", "unknown_parameter", unknown[0])

@@ -192,6 +192,17 @@ def sampling_options(a: Analysis) -> Iterator[Finding]:
                       f"{short(_error(a).get('code'))}", "an answer (seed 001 lists both among its supported options)")
 
 
+@check("ERR-026", when=(_intent(Intent.UNSUPPORTED_OPTIONS), lambda a: a.exchange.status is not None
+                        and a.expects("documented-refusals")))
+def unsupported_options(a: Analysis) -> Iterator[Finding]:
+    error = _error(a)
+    sent = sorted(k for k in a.request if k in ("logit_bias", "verbosity", "top_logprobs", "modalities", "audio",
+                                                 "prediction", "web_search_options", "functions", "function_call"))
+    if a.exchange.status != 400 or error.get("code") != "unsupported_value" or error.get("param") not in sent:
+        yield finding(a, "ERR-026", f"{', '.join(sent)}: status {a.exchange.status} code {short(error.get('code'))} "
+                      f"param {short(error.get('param'))}", "400 unsupported_value naming one of them (seed 001)")
+
+
 @check("TOOL-020", when=(_intent(Intent.ROUNDTRIP), lambda a: bool(a.request.get("tools"))))
 def tool_roundtrip(a: Analysis) -> Iterator[Finding]:
     if a.exchange.status is not None and not a.success:

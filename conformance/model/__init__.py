@@ -90,6 +90,7 @@ class Intent(str, Enum):
     TOOL_SCHEMA_SUPPORTED = "tool-schema-supported"  # nullable and constant unions: answered or refused (strict: answered)
     FORMAT_TEXT = "format-text"  # response_format {"type": "text"}: answered as without it
     SAMPLING_OPTIONS = "sampling-options"  # top_k, repetition_penalty: answered under the dialect that documents them
+    UNSUPPORTED_OPTIONS = "unsupported-options"  # logit_bias and the like: refused as unsupported_value (seed 001)
     ROUNDTRIP = "roundtrip"  # a history the server sent: accepted
     EFFORT = "effort"  # one reasoning_effort value: accepted or refused as unsupported
     IMAGE = "image"  # a data-URL image in a user message

@@ -69,6 +69,10 @@ if cap.supported else 'no' }}</b>{{ ', ' if not loop.last }}{% endfor %}.</p>{% 
 <table><tr><th>variant</th><th>state</th><th>scenario</th><th>evidence</th></tr>
 {% for name, f in target.features.items() %}<tr><td>{{ name }}</td><td>{{ f.state }}</td><td>{{ f.scenario }}</td>
 <td>{{ f.evidence }}</td></tr>{% endfor %}</table>{% endif %}
+{% if clients %}<h2>Works with (client libraries replaying this run's streams)</h2>
+<table><tr><th>client</th><th>version</th><th>verdict</th><th>detail</th></tr>
+{% for c in clients %}<tr><td>{{ c.label }}</td><td>{{ c.version }}</td><td>{{ c.verdict }}</td>
+<td>{{ c.reason }}</td></tr>{% endfor %}</table>{% endif %}
 {% if stale %}<h2>Stale baseline entries</h2><ul>{% for s in stale %}<li>{{ s.rule }} [{{ s.scenario }}]</li>
 {% endfor %}</ul>{% endif %}
 {% if streams %}<h2>Streams</h2>
@@ -101,4 +105,4 @@ def render_html(result: RunResult) -> str:
                        rules=rule_counts(result),
                        rows=by_category(result), fails=triage(result), skipped=not_judged(result),
                        streams=_streams(result), notes=run_notes(result),
-                       stale=result.stale_baseline)
+                       stale=result.stale_baseline, clients=result.clients)

@@ -45,6 +45,11 @@ def render_markdown(result: RunResult) -> str:
         lines += ["", "## Feature variants", "", "| variant | state | scenario | evidence |", "|---|---|---|---|"]
         lines += [f"| {md_cell(name)} | {f['state']} | {f['scenario']} | {md_cell(str(f['evidence']))} |"
                   for name, f in target["features"].items()]
+    if result.clients:
+        lines += ["", "## Works with (client libraries replaying this run's streams)", "",
+                  "| client | version | verdict | detail |", "|---|---|---|---|"]
+        lines += [f"| {md_cell(str(c.get('label')))} | {md_cell(str(c.get('version')))} | {c.get('verdict')} | "
+                  f"{md_cell(str(c.get('reason') or ''))} |" for c in result.clients]
     generated = [s for s in result.scenarios if "examples" in s]  # a conformance fuzz run
     if generated:
         lines += ["", "## Generated requests", "", "| kind | examples | requests (with shrinking) | answers |",

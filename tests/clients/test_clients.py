@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from conformance.clients import CLIENTS, recorded_cuts, run_clients, streamed_exchanges
@@ -176,6 +177,15 @@ def test_run_with_clients_replays_the_run_into_them(tmp_path: Path, clients_dir:
     doc = json.loads((out / "clients.json").read_text(encoding="utf-8"))
     assert [(c["client"], c["verdict"], c["checked"]) for c in doc["clients"]] == [
         ("openai-python", "works", 2 * len(streamed_exchanges(out, "chat"))), ("ollama-python", "not checked", 0)]
+    # the reports name each client's verdict: results.json (valid against its schema), report.md, report.html
+    from conformance.results import schema
+
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    jsonschema.validate(results, schema())
+    assert [(c["client"], c["verdict"]) for c in results["clients"]] == [("openai-python", "works"),
+                                                                         ("ollama-python", "not checked")]
+    assert "## Works with" in (out / "report.md").read_text(encoding="utf-8")
+    assert "openai 3.57.0 (stream)" in (out / "report.html").read_text(encoding="utf-8")
     bad = subprocess.run([sys.executable, "-m", "conformance", "run", "--clients", "openai-python,nope"],
                          capture_output=True, text=True, timeout=60, check=False, env=env)
     assert bad.returncode == 2 and "unknown client 'nope'" in bad.stderr and "Traceback" not in bad.stderr
