@@ -372,6 +372,10 @@ FACTS: tuple[Fact, ...] = (
     _f("003", "§2.6 Structured output", "`json_object` asks for a JSON object of any shape",
        "json_object gets a JSON object.", "STR-001", "json-object",
        "conformant/json-object defects/json-object-not-json"),
+    _f("003", "§2.6 Structured output", "to treat `length` as incomplete before parsing",
+       "A cut answer says length, so that a client can treat it as incomplete before parsing it; fuzz-client holds "
+       "a client to surfacing that finish reason (the openai helper raises LengthFinishReasonError on it, by design).",
+       "FIN-007", "max-tokens", "conformant/length-cut defects/length-reported-as-stop", client="finish_reason"),
     _f("003", "§2.6 Structured output", "guarantee an answer that matches",
        "A strict json_schema answer matches the schema.", "STR-003", "json-schema-strict",
        "conformant/json-schema-strict defects/json-schema-strict-ignored"),
@@ -562,6 +566,9 @@ NOT_JUDGED: tuple[tuple[str, str, str], ...] = (
      "a measurement for clients; the report's timeline shows time to first output"),
     ("003", "The offsets do not behave as documented",
      "the recording contradicts the documentation, so the suite judges neither"),
+    ("003", "| 408, 504 | Timeout |",
+     "a timeout is the server's or a gateway's verdict on time, not on the request: ERR-024 takes none from it "
+     "(NOT_A_VERDICT), and whether a client retries is the client's own policy, which no replayed stream shows"),
     ("003", "An upstream `401` in a proxy is ambiguous", "a proxy's internal bookkeeping"),
     ("003", "the practical filter is a name heuristic",
      "the client's side: the suite's own model discovery applies it (engine.runner.chat_model, "
