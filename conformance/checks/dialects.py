@@ -45,6 +45,9 @@ def _answered_or_refused(a: Analysis, rule: str, what: str) -> Iterator[Finding]
 # no verdict on the request, and their own rules report them; any other status is "not expected from this API"
 REFUSED = frozenset({400, 413, 422})
 NOT_A_VERDICT = frozenset({401, 403, 408, 429})
+# seed 001 Supported API: the OpenAI fields it refuses with unsupported_value (ERR-026)
+UNSUPPORTED_OPTIONS = frozenset({"logit_bias", "verbosity", "top_logprobs", "modalities", "audio", "prediction",
+                                 "web_search_options", "functions", "function_call"})
 FEATURE_INTENTS = frozenset({Intent.IMAGE, Intent.IMAGE_MISPLACED, Intent.TOOL_SCHEMA_UNION, Intent.TOOL_NON_FUNCTION,
                              Intent.EFFORT, Intent.TOOL_SCHEMA_SUPPORTED})
 
@@ -166,38 +169,39 @@ def non_function_tool(a: Analysis) -> Iterator[Finding]:
         yield finding(a, "TOOL-021", f"status {status}", "400 (seed 001: the server accepts only function tools)")
 
 
+def _answered(a: Analysis, rule: str, what: str, expected: str) -> Iterator[Finding]:
+    """A request that must be answered: a status that is not a success fails ``rule``."""
+    if a.exchange.status is not None and not a.success:
+        yield finding(a, rule, f"{what}: status {a.exchange.status} code {short(_error(a).get('code'))}", expected)
+
+
 @check("TOOL-022", when=(_intent(Intent.TOOL_SCHEMA_SUPPORTED),))
 def supported_schema_forms(a: Analysis) -> Iterator[Finding]:
     what = "a tool schema with a type plus null, a two-branch anyOf, a disjoint oneOf and string constants"
-    status = a.exchange.status
-    if a.expects("supported-schema-forms") and status is not None and not a.success:
-        yield finding(a, "TOOL-022", f"{what}: status {status} code {short(_error(a).get('code'))}",
-                      "an answer (seed 001 supports each of these forms)")
-        return
-    yield from _answered_or_refused(a, "TOOL-022", what)
+    if a.expects("supported-schema-forms"):
+        yield from _answered(a, "TOOL-022", what, "an answer (seed 001 supports each of these forms)")
+    else:
+        yield from _answered_or_refused(a, "TOOL-022", what)
 
 
 @check("STR-007", when=(_intent(Intent.FORMAT_TEXT), lambda a: a.exchange.status is not None))
 def format_text(a: Analysis) -> Iterator[Finding]:
-    if not a.success:
-        yield finding(a, "STR-007", f"response_format text: status {a.exchange.status} code "
-                      f"{short(_error(a).get('code'))}", "an answer, as without response_format (text is its default)")
+    yield from _answered(a, "STR-007", "response_format text",
+                         "an answer, as without response_format (text is its default)")
 
 
 @check("ERR-025", when=(_intent(Intent.SAMPLING_OPTIONS), lambda a: a.exchange.status is not None
                         and a.expects("sampling-options")))
 def sampling_options(a: Analysis) -> Iterator[Finding]:
-    if not a.success:
-        yield finding(a, "ERR-025", f"top_k and repetition_penalty: status {a.exchange.status} code "
-                      f"{short(_error(a).get('code'))}", "an answer (seed 001 lists both among its supported options)")
+    yield from _answered(a, "ERR-025", "top_k and repetition_penalty",
+                         "an answer (seed 001 lists both among its supported options)")
 
 
 @check("ERR-026", when=(_intent(Intent.UNSUPPORTED_OPTIONS), lambda a: a.exchange.status is not None
                         and a.expects("documented-refusals")))
 def unsupported_options(a: Analysis) -> Iterator[Finding]:
     error = _error(a)
-    sent = sorted(k for k in a.request if k in ("logit_bias", "verbosity", "top_logprobs", "modalities", "audio",
-                                                 "prediction", "web_search_options", "functions", "function_call"))
+    sent = sorted(k for k in a.request if k in UNSUPPORTED_OPTIONS)
     if a.exchange.status != 400 or error.get("code") != "unsupported_value" or error.get("param") not in sent:
         yield finding(a, "ERR-026", f"{', '.join(sent)}: status {a.exchange.status} code {short(error.get('code'))} "
                       f"param {short(error.get('param'))}", "400 unsupported_value naming one of them (seed 001)")

@@ -356,7 +356,8 @@ def _shown(path: Path, base: Path | None = None) -> str:
         return str(resolved.relative_to((base or Path.cwd()).resolve()))
     except ValueError:
         pass
-    if base is None and shutil.which(path.name) and Path(shutil.which(path.name) or "").resolve() == resolved:
+    found = shutil.which(path.name) if base is None else None
+    if found and Path(found).resolve() == resolved:
         return path.name
     return str(path)
 

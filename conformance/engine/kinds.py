@@ -402,8 +402,7 @@ class Parity(Kind):
     def send(self, run: Runner, req: Request) -> list[Exchange]:
         from conformance.checks.parity import unstreamed
 
-        body = {k: v for k, v in (req.body or {}).items() if k != "stream_options"}
-        body["stream"] = False
+        body = self.unstreamed(req)
         first = run.send(replace(req, body=body, scenario=f"{req.scenario}/unstreamed"))
         again = run.send(replace(req, body=body, scenario=f"{req.scenario}/unstreamed-again"))
         ex = run.send(req)
@@ -416,9 +415,13 @@ class Parity(Kind):
     def seconds(self, limits: Limits) -> float:
         return 3 * limits.total
 
+    @staticmethod
+    def unstreamed(req: Request) -> dict[str, Any]:
+        """The request's body asking for no stream (and so no stream_options)."""
+        return {**{k: v for k, v in (req.body or {}).items() if k != "stream_options"}, "stream": False}
+
     def script(self, req: Request, how: Script) -> str:
-        body = {k: v for k, v in (req.body or {}).items() if k != "stream_options"}
-        once = how.curl(replace(req, body={**body, "stream": False}))
+        once = how.curl(replace(req, body=self.unstreamed(req)))
         return (f"{once}\n# twice: the same answer both times shows the server repeatable\n{once}\n"
                 f"# then streamed: the stream assembles to that answer\n{how.curl(req, True)}")
 

@@ -28,6 +28,13 @@ def _run_copy(tmp_path: Path) -> Path:
     return run
 
 
+def _malformed(body: Path) -> None:
+    """A data line of JSON cut mid-value, inserted as the body's third event."""
+    lines = body.read_bytes().split(b"\n\n")
+    lines.insert(2, b'data: {"id": "chatcmpl-x", "choices": [')
+    body.write_bytes(b"\n\n".join(lines))
+
+
 @pytest.fixture(scope="module")
 def clients_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("clients")  # one install of each client for the module
@@ -50,9 +57,7 @@ def test_the_reference_run_works_with_the_openai_sdk(tmp_path: Path, clients_dir
 def test_a_malformed_data_line_breaks_the_openai_sdk_with_a_reproducer(tmp_path: Path, clients_dir: Path) -> None:
     run = _run_copy(tmp_path)
     body = run / "wire" / "001-stream-plain.body"
-    lines = body.read_bytes().split(b"\n\n")
-    lines.insert(2, b'data: {"id": "chatcmpl-x", "choices": [')  # cut JSON mid-stream
-    body.write_bytes(b"\n\n".join(lines))
+    _malformed(body)
     verdicts = run_clients(run, ["openai-python"], clients_dir, chunkings=("whole",))
     v = verdicts[0]
     assert v.verdict == "breaks"
@@ -141,9 +146,7 @@ def test_a_usage_chunk_without_choices_breaks_the_vercel_ai_sdk(tmp_path: Path, 
 def test_a_malformed_data_line_breaks_openai_node(tmp_path: Path, clients_dir: Path) -> None:
     run = _run_copy(tmp_path)
     body = _body(run, "stream-plain")
-    lines = body.read_bytes().split(b"\n\n")
-    lines.insert(2, b'data: {"id": "chatcmpl-x", "choices": [')
-    body.write_bytes(b"\n\n".join(lines))
+    _malformed(body)
     v = run_clients(run, ["openai-node"], clients_dir, chunkings=("whole",))[0]
     assert v.verdict == "breaks", v.to_json()
     assert "SSE-006" in v.reason and "SyntaxError" in v.reason
@@ -246,9 +249,7 @@ def test_an_empty_200_breaks_langchain(tmp_path: Path, clients_dir: Path) -> Non
 def test_a_malformed_data_line_breaks_litellm(tmp_path: Path, clients_dir: Path) -> None:
     run = _run_copy(tmp_path)
     body = _body(run, "stream-plain")
-    lines = body.read_bytes().split(b"\n\n")
-    lines.insert(2, b'data: {"id": "chatcmpl-x", "choices": [')
-    body.write_bytes(b"\n\n".join(lines))
+    _malformed(body)
     v = run_clients(run, ["litellm"], clients_dir, chunkings=("whole",))[0]
     assert v.verdict == "breaks", v.to_json()
     assert v.reason.startswith("stream-plain (fails ") and "SSE-006" in v.reason
