@@ -53,40 +53,90 @@ def _cap_memory() -> None:
 
 
 def measure(base_url: str, timeout: float, model: str | None, targets: list[str] | None = None,
-            ) -> tuple[float, float, int, str]:
-    """(peak RSS in MB, wall seconds, exit code, harm) of one full run."""
+            extra: tuple[str, ...] = (), network: bool = False) -> tuple[float, float, int, str, float | None]:
+    """(peak RSS in MB, wall seconds, exit code, harm, network seconds or None) of one full run."""
     with tempfile.TemporaryDirectory() as out, tempfile.NamedTemporaryFile("r", suffix=".time") as stats:
         argv = ["/usr/bin/time", "-f", "%M %e", "-o", stats.name, sys.executable, "-m", "conformance", "run",
-                "--base-url", base_url, "--timeout", str(timeout), "--report-dir", out, "--api-key", KEY]
+                "--base-url", base_url, "--timeout", str(timeout), "--report-dir", out, "--api-key", KEY, *extra]
         if model:
             argv += ["--model", model]
-        proc = subprocess.run(argv, capture_output=True, check=False, timeout=1800, preexec_fn=_cap_memory)
+        proc = subprocess.run(argv, capture_output=True, check=False, timeout=3600, preexec_fn=_cap_memory)
         rss_kb, wall = stats.read().split()[-2:]
         harm = harms(proc.stdout + proc.stderr, Path(out), KEY, targets or [])
-    return int(rss_kb) / 1024, float(wall), proc.returncode, "; ".join(harm) or "none"
+        seconds = network_seconds(base_url, Path(out) / "wire", timeout) if network else None
+    return int(rss_kb) / 1024, float(wall), proc.returncode, "; ".join(harm) or "none", seconds
+
+
+def network_seconds(base_url: str, wire: Path, timeout: float, workers: int = 4) -> float:
+    """The run's network time: every request of its wire log sent again, four at a time as the run's workers send
+    them, by the suite's own client (``client.record``: the same limits and byte cap, bodies spooled as in the
+    run) with nothing judged, masked or written to a report."""
+    import gzip
+    import json
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from conformance.client import Request, record
+    from conformance.settings import derive_limits
+
+    doc = json.loads((wire / "run.json").read_text(encoding="utf-8"))
+    requests = []
+    for stem in (s for o in doc["outcomes"] for s in o["exchanges"]):
+        meta = json.loads((wire / f"{stem}.json").read_text(encoding="utf-8"))
+        body = meta.get("request")
+        if "request_file" in meta:
+            body = json.loads(gzip.decompress((wire / meta["request_file"]).read_bytes()))
+        requests.append(Request(method=meta["method"], path=meta["path"], body=body))
+    limits = derive_limits(timeout)
+    start = time.monotonic()
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(lambda r: len(record(base_url, r, limits, KEY).body), requests))
+    return time.monotonic() - start
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--timeout", type=float, default=10.0)
     parser.add_argument("--only", action="append", choices=sorted(SERVERS), help="Run only these servers.")
+    parser.add_argument("--flood", action="store_true",
+                        help="Only the flood (a million one-token chunks in every stream, each stream cut at the byte "
+                             "cap) beside the reference run, with the flood run's network time: its requests sent "
+                             "again by the suite's client with nothing judged (issue 25's goals: wall time within "
+                             "1.2x of it, peak RSS within 1.5x of the reference run's)")
     args = parser.parse_args()
+    if args.flood:
+        flood(args.timeout)
+        return
     bomb(1), bomb(2)
     rows = []
     with reference() as ref:
-        rows.append(("reference server", *measure(ref.base_url, args.timeout, None)))
+        rows.append(("reference server", *measure(ref.base_url, args.timeout, None)[:4]))
     for name, behaviour in SERVERS.items():
         if args.only and name not in args.only:
             continue
         with HostileServer(behaviour) as server:
             rows.append((name, *measure(server.base_url, args.timeout, None if name in DISCOVERED else "m",
-                                        server.targets)))
+                                        server.targets)[:4]))
     base = rows[0][1]
     print(f"full suite, --timeout {args.timeout:g}; peak RSS of the suite's process; * stops answering")
     print("| server | peak RSS | vs reference | wall time | exit | harm |\n|---|---:|---:|---:|---:|---|")
     for name, rss, wall, code, harm in rows:
         mark = " *" if name in STOPS_ANSWERING else ""
         print(f"| {SHOWN.get(name, name)}{mark} | {rss:.0f} MB | {rss / base:.2f}x | {wall:.1f} s | {code} | {harm} |")
+
+
+def flood(timeout: float) -> None:
+    with reference() as ref:
+        ref_rss, ref_wall, _, _, _ = measure(ref.base_url, timeout, None)
+    with HostileServer(SERVERS["million-chunks"]) as server:
+        rss, wall, code, harm, network = measure(server.base_url, timeout, "m", server.targets, network=True)
+    assert network is not None
+    print(f"full suite, --timeout {timeout:g}, default byte cap; peak RSS of the suite's process")
+    print("| run | peak RSS | vs reference | wall time | network time | wall / network | exit | harm |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    print(f"| reference server | {ref_rss:.0f} MB | 1.00x | {ref_wall:.1f} s | | | 0 | none |")
+    print(f"| {SHOWN['million-chunks']} | {rss:.0f} MB | {rss / ref_rss:.2f}x | {wall:.1f} s | {network:.1f} s | "
+          f"{wall / network:.2f}x | {code} | {harm} |")
 
 
 if __name__ == "__main__":

@@ -8,8 +8,11 @@ mlx_lm.server or vLLM send one), and the suite's own typical exchanges (every bo
 judged as recorded). Each stage runs in a fresh process; its peak memory is what it allocates at its peak
 (tracemalloc, in one more run apart from the timed ones), the body already loaded. A stream is judged whole (the
 streaming judge, issue 25: one pass, no event kept). Then the memory of judging a 64 MiB stream against a 2 MiB one
-(--no-memory leaves that out). Issue 25's goals: every rule at 0.5x the decoder's throughput or better; judging
-64 MiB within 1.5x the memory of judging 2 MiB.
+(--no-memory leaves that out), and the same for a live exchange: a test server (tests/hostile/servers.py
+long_stream, in a process of its own) streams 2 MiB and 64 MiB of one-token chunks; a fresh process records it
+(bodies past 2 MiB spooled to disk as they arrive), judges every rule, and reports its own peak RSS. Issue 25's goals:
+every rule at 0.5x the decoder's throughput or better; judging 64 MiB within 1.5x the memory of judging 2 MiB, held
+or live.
 """
 
 from __future__ import annotations
@@ -89,13 +92,49 @@ def one(stage: str, kind: str, mb: float, repeat: int) -> dict[str, float]:
     return {"mb": size / 1e6, "seconds": best, "mb_s": size / 1e6 / best, "peak_mb": peak / 1e6}
 
 
+def live(mib: float) -> dict[str, float]:
+    """Record one live stream of ``mib`` MiB from the long_stream server in its own process, judge every rule, and
+    return this process's peak RSS (the interpreter and the suite loaded first, and measured apart)."""
+    import resource
+
+    import conformance.checks as checks
+    from conformance.client import Request, record
+    from conformance.exchange import analyze
+
+    checks._load()
+    loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "hostile" / "servers.py"), "long-stream", str(mib)],
+                              stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        request = Request(body={"model": "m", "messages": [{"role": "user", "content": "Hi"}], "stream": True,
+                                "stream_options": {"include_usage": True}})
+        start = time.perf_counter()
+        ex = record(url, request)
+        verdicts = checks.evaluate(analyze(ex, "openai"))
+        seconds = time.perf_counter() - start
+    finally:
+        server.terminate()
+        server.wait()
+    a = analyze(ex, "openai")
+    return {"mb": len(ex.body) / 1e6, "seconds": seconds, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            / 1024, "loaded_mb": loaded, "spooled": float(type(ex.body).__name__ == "SpooledBody"),
+            "finish_judged": float(a.judged_bytes is None and a.assembled.choices[0].finish_reason == "length"),
+            "failed": float(sum(v.outcome == "failed" for v in verdicts))}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mb", type=float, default=20.0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-memory", action="store_true", help="leave out the 64 MiB against 2 MiB memory rows")
+    parser.add_argument("--live", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--one", nargs=2, metavar=("STAGE", "KIND"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.live:
+        print(json.dumps(live(args.live)))
+        return
     if args.one:
         print(json.dumps(one(args.one[0], args.one[1], args.mb, args.repeat)))
         return
@@ -129,6 +168,20 @@ def main() -> None:
         print(f"| {mib} MiB | {r['mb_s']:.1f} | {r['peak_mb']:.1f} |")
     ratio = sizes[64]["peak_mb"] / max(sizes[2]["peak_mb"], 0.1)
     print(f"| 64 MiB / 2 MiB | | {ratio:.2f}x |")
+    lives = {}
+    for mib in (2.0, 63.5):  # 63.5: the whole stream within the default 64 MiB cap
+        argv = [sys.executable, __file__, "--live", str(mib)]
+        lives[mib] = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True, cwd=ROOT).stdout)
+    print()
+    print("a live exchange recorded and every rule judged, in a fresh process; peak RSS of that process (the suite "
+          "loaded: the first figure in brackets)")
+    print("| stream | MB on the wire | spooled to disk | judged to its finish | seconds | peak RSS MB |")
+    print("|---|---|---|---|---|---|")
+    for mib, r in lives.items():
+        print(f"| {mib:g} MiB | {r['mb']:.1f} | {'yes' if r['spooled'] else 'no'} | "
+              f"{'yes' if r['finish_judged'] else 'no'} | {r['seconds']:.1f} | {r['rss_mb']:.0f} ({r['loaded_mb']:.0f}) |")
+    ratio = lives[63.5]["rss_mb"] / lives[2.0]["rss_mb"]
+    print(f"| 64 MiB / 2 MiB | | | | | {ratio:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -160,6 +160,9 @@ def inspect(stream: Path, request: Path | None, headers: Path | None, path: str 
 @click.option("--run-timeout", type=SECONDS, envvar="CONFORMANCE_RUN_TIMEOUT",
               help="Seconds the whole run may take (default: ten times --timeout, at least 300); past it the run "
               "ends with what it has, marked incomplete, and fails.")
+@click.option("--max-body", envvar="CONFORMANCE_MAX_BODY", default="64M", show_default=True, metavar="SIZE",
+              help="The most of one response body that is read and judged (K, M, G: KiB, MiB, GiB); a longer one "
+              "is cut there and said. Bodies past 2 MiB are kept on disk as they arrive, not in memory.")
 @click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",
               help="A header sent with every request (repeatable), for gateways that want more than a Bearer key; "
               "its value is masked like the key.")
@@ -204,7 +207,7 @@ def run(ctx: click.Context, /, verbose: bool, show_config: bool, config_file: st
              "scenarios": "scenario", "report_dir": "report-dir", "run_timeout": "run-timeout", "headers": "header",
              "exclude_rules": "exclude-rule", "exclude_categories": "exclude-category",
              "exclude_scenarios": "exclude-scenario", "ca_bundle": "ca-bundle", "report_format": "report-format",
-             "junit_xml": "junit-xml", "results_json": "results-json"}
+             "junit_xml": "junit-xml", "results_json": "results-json", "max_body": "max-body"}
     given: dict[str, Any] = {names.get(k, k): list(v) if isinstance(v, tuple) else v for k, v in options.items()}
     try:
         config, source = load_config(path=config_file)
@@ -222,6 +225,7 @@ def run(ctx: click.Context, /, verbose: bool, show_config: bool, config_file: st
                                   exclude_scenarios=given["exclude-scenario"], exitfirst=given["exitfirst"],
                                   label=given["label"], wait=given["wait"], insecure=given["insecure"],
                                   ca_bundle=given["ca-bundle"], formats=given["report-format"],
+                                  max_body=given["max-body"],
                                   report_paths={"junit": given["junit-xml"], "json": given["results-json"],
                                                 "md": given["markdown"], "html": given["html"]})
     except ConformanceError as exc:

@@ -22,12 +22,13 @@ import threading
 import time
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
 import h11
 
+from conformance.body import HOLD_BYTES, Spool
 from conformance.exchange import Exchange
 from conformance.model import Intent
 from conformance.model.observations import Observations
@@ -36,7 +37,7 @@ from conformance.untrusted import path_segment
 from conformance.wire.errors import WireError
 from conformance.wire.sse import SSEDecoder
 
-DEFAULT_MAX_BYTES = 2 * 1024 * 1024  # the suite's answers are kilobytes; this bounds what a run holds
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # a long reasoning answer is judged whole; past 2 MiB it is spooled to disk
 MAX_HEADER_BYTES = 64 * 1024
 READ_SIZE = 65536
 SEND_SIZE = 65536
@@ -162,7 +163,7 @@ class _Reading:
     status: int | None = None
     version: str = "HTTP/1.1"
     headers: tuple[tuple[str, str], ...] = ()
-    body: bytearray = field(default_factory=bytearray)
+    body: Spool = field(default_factory=Spool)
     arrivals: list[tuple[float, int]] = field(default_factory=list)
     raw: int = 0
     obs: dict[str, Any] = field(default_factory=dict)
@@ -348,7 +349,7 @@ class _Watch:
 
 def _body_piece(got: _Reading, decoder: Decoder, watch: _Watch, piece: bytes, clock: _Clock, limits: Limits) -> bool:
     data = decoder.feed(piece)
-    got.body += data
+    got.body.write(data)
     got.arrivals.append((round(clock.elapsed(), 4), len(got.body)))
     if len(got.body) > limits.max_bytes:
         raise _Abort("byte cap")
@@ -432,7 +433,7 @@ def record(base_url: str, req: Request, limits: Limits | None = None, api_key: s
             sock.close()
     got.obs["elapsed_s"] = round(clock.elapsed(), 4)
     return Scrubber((api_key, *secrets)).exchange(Exchange(
-        request=req.body, body=bytes(got.body), status=got.status, headers=got.headers, method=req.method,
+        request=req.body, body=got.body.close(), status=got.status, headers=got.headers, method=req.method,
         path=req.path, request_headers=tuple((k.lower(), v) for k, v in headers.items()), http_version=got.version,
         arrivals=tuple(got.arrivals), intent=req.intent, scenario=req.scenario,
         observations=Observations.from_json(got.obs),
@@ -441,7 +442,9 @@ def record(base_url: str, req: Request, limits: Limits | None = None, api_key: s
 
 def record_http10(base_url: str, req: Request, limits: Limits, api_key: str | None = None,
                   secrets: tuple[str, ...] = ()) -> Exchange:
-    """One request over HTTP/1.0, read until the server closes, under the same limits and caps."""
+    """One request over HTTP/1.0, read until the server closes, under the same limits and caps (the body held in
+    memory, so at most ``HOLD_BYTES`` of it: the scenarios that speak HTTP/1.0 ask for short answers)."""
+    limits = replace(limits, max_bytes=min(limits.max_bytes, HOLD_BYTES))
     clock = _Clock(limits)
     got = _Reading(version="HTTP/1.0")
     raw = bytearray()

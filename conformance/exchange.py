@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.body import HOLD_BYTES, Body, SpooledBody, slices, whole
 from conformance.model import Intent
 from conformance.model.observations import Observations
 from conformance.model.profiles import ALLOWANCES, PROFILES, Profile
@@ -34,7 +35,7 @@ class Exchange:
     """One request and its response, exactly as recorded."""
 
     request: Any = None
-    body: bytes = b""
+    body: Body = b""  # bytes, or past body.HOLD_BYTES a SpooledBody (kept in a file as it arrived)
     status: int | None = 200
     headers: tuple[tuple[str, str], ...] = ()
     method: str = "POST"
@@ -153,6 +154,16 @@ def detect_format(exchange: Exchange) -> str:
     head = body[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")[:16]
     if head.startswith((b"data:", b":", b"event:", b"id:", b"retry:")) or re.search(rb"(?m)^data:", body[:4096]):
         return "sse"  # an event stream, whatever unknown field its first line holds
+    if isinstance(body, SpooledBody):  # past 2 MiB, told from its first 2 MiB: JSON lines, one JSON document, text
+        window = body[:HOLD_BYTES].lstrip(b"\xef\xbb\xbf \t\r\n")
+        first, _, rest = window.partition(b"\n")
+        if first.lstrip().startswith(b"{") and rest.strip():
+            try:
+                loads_strict(first.decode("utf-8"))
+                return "ndjson"  # a whole JSON value on the first line, and more lines after it
+            except (UnicodeDecodeError, ValueError):
+                pass
+        return "json" if window.startswith((b"{", b"[")) else "text"
     try:
         loads_strict(body.decode("utf-8"))
         return "json"
@@ -167,15 +178,12 @@ def detect_format(exchange: Exchange) -> str:
 SLICE = 64 * 1024
 
 
-def _slices(body: bytes, cuts: list[int] | None) -> Iterator[bytes]:
-    """The body in the given pieces, or in 64 KiB slices (so a cap on events can stop early)."""
+def _slices(body: Body, cuts: list[int] | None) -> Iterator[bytes]:
+    """The body in the given pieces, or in 64 KiB slices (read from its file when it is spooled)."""
     if cuts:
-        yield from pieces(body, cuts)
+        yield from pieces(whole(body), cuts)
         return
-    for at in range(0, len(body), SLICE):
-        yield body[at:at + SLICE]
-    if not body:
-        yield b""
+    yield from slices(body, SLICE)
 
 
 @contextmanager
@@ -229,7 +237,7 @@ def _analyze(exchange: Exchange, prof: Profile, cuts: list[int] | None) -> Analy
         elif fmt == "ndjson":
             analysis.lines, analysis.ndjson, analysis.judged_bytes = decode_ndjson_capped(body, cuts)
         elif fmt == "json":
-            analysis.json_body = json.loads(exchange.body.decode("utf-8"))
+            analysis.json_body = json.loads(whole(exchange.body).decode("utf-8"))
     except WireError as exc:
-        analysis.wire_error = exc
+        analysis.wire_error = exc.with_traceback(None)  # its frames held the decoder's buffer: a 16 MiB line each
     return analysis

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance.body import whole
 from conformance.checks import Finding, Verdict, evaluate, findings_of
 from conformance.exchange import Analysis, Exchange, analyze, detect_format
 from conformance.model.observations import Observations
@@ -147,7 +148,7 @@ def events_json(a: Analysis) -> list[dict[str, Any]]:
                  "error": ln.error, "partial": ln.partial} for ln in a.lines]
     events = a.events
     if not events and a.format == "sse":  # the streaming judge keeps no events: inspect lists them from the bytes
-        events = decode_sse(a.exchange.body)[0]
+        events = decode_sse(whole(a.exchange.body))[0]
     return [{"index": e.index, "offset": e.offset, "type": e.type, "data": e.data, "id": e.last_event_id}
             for e in events]
 

@@ -33,6 +33,7 @@ OPTIONS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("timeout", ("CONFORMANCE_TIMEOUT",), "Seconds one response may take in all (default 120)."),
     ("workers", ("CONFORMANCE_WORKERS",), "Scenarios run at once (default 4)."),
     ("run-timeout", ("CONFORMANCE_RUN_TIMEOUT",), "Seconds the whole run may take (default max(300, 10 x timeout))."),
+    ("max-body", ("CONFORMANCE_MAX_BODY",), "The most of one response body read and judged (default 64M)."),
 )
 XDIST_REFUSED = ("the live conformance suite runs once per session against one server, and pytest-xdist would run "
                  "it once per worker: run it without -n")
@@ -204,7 +205,7 @@ class ConformanceState:
                 expect=value("expect"), rules=sorted(rules), scenarios=value("scenario") or None,
                 strict=bool(value("strict")), baseline=value("baseline"),
                 report_dir=value("report-dir") or "reports/latest", timeout=value("timeout"), workers=value("workers"),
-                run_timeout=value("run-timeout"))
+                run_timeout=value("run-timeout"), max_body=value("max-body"))
         except ConformanceError as exc:
             self._fail(exc.exit_code, str(exc))
 

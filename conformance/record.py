@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from conformance.body import whole
 from conformance.checks import evaluate
 from conformance.engine.runner import Runner
 from conformance.exchange import Exchange, analyze
@@ -46,7 +47,7 @@ def record_fixtures(runner: Runner, scenarios: list[str], out: Path, source: str
         ex = outcome.exchanges[0]
         fmt = analyze(ex).format
         body = out / f"{name}{SUFFIX.get(fmt, '.body')}"
-        body.write_bytes(ex.body)
+        body.write_bytes(whole(ex.body))
         meta = sidecar(ex, source, runner.settings.profile)
         (out / f"{name}.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         written.append(body)

@@ -19,23 +19,28 @@ base64, reversed or interleaved text, or a key split across two different fields
 
 from __future__ import annotations
 
-import bisect
 import functools
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from conformance.body import Body, SpooledBody
 
 if TYPE_CHECKING:
     from conformance.exchange import Exchange
 
+WINDOW = 1024 * 1024  # a spooled body is masked this much at a time (``Scrubber.file``)
+MAX_LINE_WINDOW = 8 * WINDOW  # a line longer than this is cut (the forms still found, with an overlap)
+APART_KEPT = 4096  # distinct pieces remembered as no part of a form
 MIN_SECRET = 4  # shorter values would mask ordinary text
 MIN_DISTINCT = 8  # the part after a public prefix is masked alone when at least this long
 # public prefixes of API keys: the part after one is what makes the key secret
 PREFIX = re.compile(r"(?:sk|pk|rk)-(?:proj|svcacct|admin|ant-api\d\d|or-v1|live|test)-|(?:sk|pk|rk|gsk|xai|hf)[-_]")
 # one JSON string literal (never spans a line), and whether it is a member name
-_LITERAL = re.compile(rb'"((?:[^"\\\r\n]|\\.)*)"(\s*:)?')
+_LITERAL = re.compile(rb'"([^"\\\r\n]*(?:\\.[^"\\\r\n]*)*)"(\s*:)?')  # (unrolled: 3x as fast on a long body)
 
 
 def forms(secret: str) -> tuple[str, ...]:
@@ -114,11 +119,16 @@ class Scrubber:
             return value
         return self._patterns[0].sub(_stars, value)
 
-    def data(self, value: bytes) -> bytes:
-        """Bytes with each form masked, as it is, JSON-escaped, and split across the JSON strings of one field."""
+    def data(self, value: Body) -> Body:
+        """Bytes with each form masked, as it is, JSON-escaped, and split across the JSON strings of one field. A
+        spooled body is masked in its file, in place (``file``), and returned as it was."""
         if self._patterns is None:
             return value
-        spans = self._split(value) if b'"' in value else []  # on the bytes as they came, before any form is masked
+        if isinstance(value, SpooledBody):
+            self.file(value.path)
+            value.head = value.read(0, len(value.head))
+            return value
+        spans = _Channels(self.forms).feed(value, 0) if b'"' in value else []  # on the bytes as they came
         value = self._patterns[1].sub(_star_bytes, value)
         if not spans:
             return value
@@ -126,6 +136,44 @@ class Scrubber:
         for start, end in spans:
             out[start:end] = b"*" * (end - start)
         return bytes(out)
+
+    def file(self, path: Path) -> None:
+        """Mask a file in place, reading it a window of whole lines at a time (no form and no JSON string spans a
+        line), the split echoes followed across windows: memory bounded by the window, not the file."""
+        if self._patterns is None:
+            return
+        pattern = self._patterns[1]
+        channels = _Channels(self.forms)
+        spans: list[tuple[int, int]] = []
+        overlap = 6 * len(self.forms[0])  # the longest form, every character \u-escaped
+        with path.open("rb") as f:
+            base, pending = 0, b""
+            while True:
+                piece = f.read(WINDOW)
+                data = pending + piece
+                if not data:
+                    break
+                cut = len(data) if not piece else data.rfind(b"\n") + 1
+                forced = cut == 0 and len(data) >= MAX_LINE_WINDOW  # one giant line: cut, the overlap read twice
+                if forced:
+                    cut = len(data) - overlap
+                if cut <= 0:
+                    pending = data
+                    continue
+                part = data[:cut]
+                spans += [(base + m.start(), base + m.end()) for m in pattern.finditer(data if forced else part)]
+                if b'"' in part:
+                    spans += channels.feed(part, base)  # absolute offsets: a split echo spans windows
+                pending = data[cut:]
+                base += cut
+                if not piece:
+                    break
+        if not spans:
+            return
+        with path.open("r+b") as f:
+            for start, end in sorted(spans):
+                f.seek(start)
+                f.write(b"*" * (end - start))
 
     def headers(self, headers: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
         from conformance.repro import redact_headers
@@ -144,48 +192,92 @@ class Scrubber:
         return replace(ex, body=self.data(ex.body), request=request,
                        headers=tuple((k, self.text(v)) for k, v in ex.headers))
 
-    def _split(self, data: bytes) -> list[tuple[int, int]]:
-        """The bytes of an echo split across the JSON strings of one field (as a client joins them)."""
-        channels: dict[bytes, list[tuple[int, int, str]]] = {}
-        name = b""
+
+class _Channels:
+    """The text values of each JSON field, joined in order as a client joins them, fed a block of whole lines at a
+    time: the byte spans of each form found across two or more of them. Only the last characters a form could still
+    be completed from are kept, with the bytes each came from (bounded by the longest form, not the body)."""
+
+    def __init__(self, forms: tuple[str, ...]) -> None:
+        self.forms = forms
+        self.keep = max(len(f) for f in forms) - 1
+        self.tails: dict[bytes, list[tuple[str, int, int]]] = {}  # per field: (character, byte start, byte end)
+        self.name = b""
+        chars = {c for f in forms for c in f}
+        self.chars = chars
+        # the ASCII bytes no form holds: a piece that begins and ends with one can be no part of a split echo
+        self.foreign = bytes(b for b in range(128) if chr(b) not in chars and b != 0x5C)
+        self.apart: set[bytes] = set()  # pieces found to be no part of any form (a chunk's id, its object name)
+        # for each character: the lengths of the form prefixes it ends, the offsets of the form suffixes it begins
+        self.ends: dict[str, list[str]] = {}
+        self.begins: dict[str, list[str]] = {}
+        for form in forms:
+            for k in range(1, len(form)):
+                self.ends.setdefault(form[k - 1], []).append(form[:k])
+                self.begins.setdefault(form[k], []).append(form[k:])
+
+    def _relevant(self, text: str) -> bool:
+        """Whether a piece can be part of an echo split across pieces: it ends with a form's beginning, begins with
+        a form's end, or lies inside a form."""
+        return (any(text.endswith(p) for p in self.ends.get(text[-1], ()))
+                or any(text.startswith(p) or p.startswith(text) for p in self.begins.get(text[0], ()))
+                or any(text in form for form in self.forms))
+
+    def feed(self, data: bytes, base: int) -> list[tuple[int, int]]:
+        spans: list[tuple[int, int]] = []
+        apart, foreign, tails = self.apart, self.foreign, self.tails
         for match in _LITERAL.finditer(data):
-            if match.group(2) is not None:
-                name = match.group(1)
+            raw, colon = match.groups()
+            if colon is not None:
+                self.name = raw
                 continue
-            raw = match.group(1)
+            if not raw:
+                continue  # an empty piece joins nothing
+            if raw in apart or (raw[0] in foreign and raw[-1] in foreign):
+                # an echo split across pieces begins in one (its end is the form's start), ends in one (its start is
+                # the form's end) or holds one whole: any other piece ends every chain of its field (the fast path:
+                # most pieces of a long answer, and the ids and names every chunk repeats)
+                if tails:
+                    tails.pop(self.name, None)
+                continue
             try:
                 decoded = json.loads(b'"' + raw + b'"') if b"\\" in raw else raw.decode("utf-8")
             except ValueError:  # invalid UTF-8 or a bad escape: a client could not join it either
                 continue
-            channels.setdefault(name, []).append((match.start(1), match.end(1), decoded))
-        spans: list[tuple[int, int]] = []
-        for pieces in channels.values():
-            if len(pieces) < 2:
+            if not decoded:
                 continue
-            joined = "".join(p[2] for p in pieces)
-            starts = []
-            total = 0
-            for piece in pieces:
-                starts.append(total)
-                total += len(piece[2])
-            for form in self.forms:
-                at = joined.find(form)
-                while at >= 0:
-                    spans.extend(self._spans(data, pieces, starts, at, at + len(form)))
-                    at = joined.find(form, at + 1)
+            if not self._relevant(decoded):
+                if len(apart) < APART_KEPT:
+                    apart.add(raw)
+                tails.pop(self.name, None)
+                continue
+            span = _piece_spans(raw, decoded, base + match.start(1))
+            tail = self.tails.get(self.name, [])
+            if tail:  # a form that ends in this piece and begins in an earlier one
+                joined = "".join(c for c, _, _ in tail) + decoded
+                for form in self.forms:
+                    at = joined.find(form, max(len(tail) - len(form) + 1, 0))
+                    while 0 <= at < len(tail):
+                        for i in range(at, at + len(form)):
+                            spans.append(tail[i][1:] if i < len(tail) else span(i - len(tail)))
+                        at = joined.find(form, at + 1)
+            if self.keep:
+                first = max(len(decoded) - self.keep, 0)
+                tail = tail + [(decoded[i], *span(i)) for i in range(first, len(decoded))]
+                self.tails[self.name] = tail[-self.keep:]
         return spans
 
-    @staticmethod
-    def _spans(data: bytes, pieces: list[tuple[int, int, str]], starts: list[int], begin: int, end: int,
-               ) -> Iterable[tuple[int, int]]:
-        first = bisect.bisect_right(starts, begin) - 1
-        for index in range(first, len(pieces)):
-            if starts[index] >= end:
-                break
-            lo, hi, text = pieces[index]
-            chars = _char_spans(data[lo:hi])
-            if len(chars) != len(text):  # not decodable as the literal said: mask the whole literal
-                yield lo, hi
-                continue
-            for i in range(max(begin - starts[index], 0), min(end - starts[index], len(text))):
-                yield lo + chars[i][0], lo + chars[i][1]
+
+def _piece_spans(raw: bytes, decoded: str, lo: int) -> Callable[[int], tuple[int, int]]:
+    """The byte span of the i-th character of a JSON string literal's content that starts at ``lo``."""
+    if b"\\" not in raw and raw.isascii():
+        return lambda i: (lo + i, lo + i + 1)
+    if b"\\" not in raw:
+        def utf8(i: int) -> tuple[int, int]:
+            at = lo + len(decoded[:i].encode("utf-8"))
+            return at, at + len(decoded[i].encode("utf-8"))
+        return utf8
+    chars = _char_spans(raw)
+    if len(chars) != len(decoded):  # not decodable as the literal said: the whole literal stands for each character
+        return lambda i: (lo, lo + len(raw))
+    return lambda i: (lo + chars[i][0], lo + chars[i][1])

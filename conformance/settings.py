@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from conformance.client import Limits
+from conformance.client import DEFAULT_MAX_BYTES, Limits
 from conformance.errors import ConfigError
 from conformance.target import normalize_base_url
 
@@ -190,7 +190,7 @@ def build_settings(*, base_url: str | None = None, api_key: str | None = None, m
                    wire_log: bool = True, run_timeout: Any = None, headers: Any = None, exclude_rules: Any = None,
                    exclude_categories: Any = None, exclude_scenarios: Any = None, exitfirst: bool = False,
                    label: str | None = None, wait: Any = None, insecure: bool = False, ca_bundle: Any = None,
-                   formats: Any = None, report_paths: dict[str, Any] | None = None) -> Settings:
+                   formats: Any = None, report_paths: dict[str, Any] | None = None, max_body: Any = None) -> Settings:
     """Validate raw option values (strings from flags or the environment) into ``Settings``."""
     from conformance.baseline import load_baseline
     from conformance.scenarios import BY_NAME
@@ -225,7 +225,8 @@ def build_settings(*, base_url: str | None = None, api_key: str | None = None, m
         bundle = Path(str(ca_bundle))
         if not bundle.is_file():
             raise ConfigError(f"the CA bundle {str(bundle)!r} does not exist")
-    limits = replace(derive_limits(seconds), verify_tls=not insecure, ca_bundle=str(bundle) if bundle else None)
+    limits = replace(derive_limits(seconds), verify_tls=not insecure, ca_bundle=str(bundle) if bundle else None,
+                     max_bytes=parse_size(max_body) if max_body not in (None, "") else DEFAULT_MAX_BYTES)
     return Settings(base_url=url, api_key=api_key or None, model=model or None, profile=prof,
                     expect=frozenset(caps),
                     rules=select_rules(_split(rules), _split(categories), _split(exclude_rules),
@@ -236,6 +237,22 @@ def build_settings(*, base_url: str | None = None, api_key: str | None = None, m
                     wire_log=wire_log, limits=limits, run_timeout=whole, headers=parse_headers(headers),
                     exclude_scenarios=frozenset(excluded), exitfirst=bool(exitfirst), label=label or None,
                     wait=_wait(wait), formats=_formats(formats), report_paths=_report_paths(report_paths or {}))
+
+
+SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMG]i?B?|B)?\s*", re.IGNORECASE)
+SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
+MIN_MAX_BODY = 64 * 1024  # a smaller cap would cut the suite's own short answers
+
+
+def parse_size(value: Any) -> int:
+    """--max-body: bytes, or a number with K, M or G (KiB, MiB, GiB: ``64M``, ``512KiB``), at least 64 KiB."""
+    match = SIZE.fullmatch(str(value))
+    if match is None:
+        raise ConfigError(f"--max-body must be a size such as 64M or 8388608, not {str(value)[:40]!r}")
+    size = int(float(match.group(1)) * SIZE_UNITS[(match.group(2) or "").lower()[:1]])
+    if size < MIN_MAX_BODY:
+        raise ConfigError(f"--max-body must be at least 64K (the suite's own answers are kilobytes), not {value}")
+    return size
 
 
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token
@@ -288,7 +305,7 @@ def _report_paths(paths: dict[str, Any]) -> tuple[tuple[str, Path], ...]:
 CONFIG_KEYS = ("base-url", "api-key", "model", "profile", "expect", "category", "rule", "scenario", "strict",
                "baseline", "report-dir", "timeout", "workers", "run-timeout", "header", "exclude-rule",
                "exclude-category", "exclude-scenario", "exitfirst", "label", "wait", "insecure", "ca-bundle",
-               "report-format", "junit-xml", "results-json", "markdown", "html")
+               "report-format", "junit-xml", "results-json", "markdown", "html", "max-body")
 CONFIG_FILE = "conformance.toml"
 
 
@@ -399,6 +416,7 @@ def show(settings: Settings, source: str | None = None) -> str:
              "strict": str(settings.strict).lower(), "baseline": str(settings.baseline or "(none)"),
              "report-dir": str(settings.report_dir), "timeout": f"{settings.timeout:g}",
              "workers": str(settings.workers), "run-timeout": f"{settings.run_timeout:g}",
+             "max-body": f"{settings.limits.max_bytes:,} bytes",
              "headers": ", ".join(f"{k}: ****" for k, _ in settings.headers) or "(none)",
              "exclude-scenarios": ",".join(sorted(settings.exclude_scenarios)) or "(none)",
              "exitfirst": str(settings.exitfirst).lower(), "label": settings.label or "(none)",

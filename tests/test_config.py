@@ -44,6 +44,14 @@ def test_environment_beats_the_file_and_a_flag_beats_both(tmp_path: Path) -> Non
 def test_defaults_without_a_file(tmp_path: Path) -> None:
     got = values(show(tmp_path))
     assert got["timeout"] == "120" and got["base-url"] == "(the bundled reference server)"
+    assert got["max-body"] == "67,108,864 bytes"
+
+
+def test_max_body_from_the_file_the_environment_and_a_flag(tmp_path: Path) -> None:
+    (tmp_path / "conformance.toml").write_text('max-body = "8M"\n')
+    assert values(show(tmp_path))["max-body"] == "8,388,608 bytes"
+    assert values(show(tmp_path, env={"CONFORMANCE_MAX_BODY": "512K"}))["max-body"] == "524,288 bytes"
+    assert values(show(tmp_path, "--max-body", "1G"))["max-body"] == "1,073,741,824 bytes"
 
 
 def test_the_key_is_never_shown(tmp_path: Path) -> None:

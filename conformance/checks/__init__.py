@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from conformance.body import Body
 from conformance.exchange import Analysis
 from conformance.rules import RULES, RULES_BY_ID, Rule
 
@@ -71,11 +72,11 @@ def check(*rule_ids: str, when: Iterable[Predicate] = ()) -> Callable[[CheckFunc
     return register
 
 
-def excerpt(data: bytes, offset: int | None, size: int = EXCERPT_BYTES) -> str:
+def excerpt(data: Body, offset: int | None, size: int = EXCERPT_BYTES) -> str:
     """A bounded, printable slice of the raw bytes starting at ``offset``."""
     if offset is None:
         return ""
-    piece = data[offset : offset + size]
+    piece = data[offset : offset + size]  # (a spooled body reads only this slice)
     text = piece.decode("utf-8", errors="backslashreplace")
     text = text.replace("\r", "\\r").replace("\n", "\\n")
     return text + ("…" if offset + size < len(data) else "")

@@ -10,6 +10,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
+from conformance.body import held
 from conformance.checks import evaluate
 from conformance.engine.kinds import CAP_FIELDS, kind_of
 from conformance.engine.runner import Outcome
@@ -141,7 +142,7 @@ REFUSAL_CODES = ("unsupported_value", "invalid_value", "unsupported_parameter")
 def _error_object(ex: Exchange) -> dict[str, Any] | None:
     """The body's error object, if it has one."""
     try:
-        error = json.loads(ex.body).get("error")
+        error = json.loads(held(ex.body)).get("error")
     except (ValueError, AttributeError):
         return None
     return error if isinstance(error, dict) else None
@@ -276,7 +277,7 @@ def features(outcomes: list[Outcome], checks: list[CheckEntry], caps: dict[str, 
 def _not_shown(sc: Any, ex: Exchange, settings: Settings) -> str:
     """Why a 2xx answer does not show the variant it was asked for ("" when it does): an empty body; a tool_choice
     other than none answered with no call; a response_format answered with content that is not JSON."""
-    if not ex.body.strip():
+    if not ex.body or ex.body.isspace():
         return "with an empty body"
     if sc.category not in ("tools", "structured"):
         return ""

@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from conformance.body import held
 from conformance.client import ABANDONED, Limits, Request, cancel_path, record_http10
 from conformance.exchange import Exchange, analyze
 from conformance.model import Intent
@@ -542,7 +543,7 @@ MAX_ID = 512  # a response id longer than this is not sent back
 
 def _json(ex: Exchange) -> dict[str, Any]:
     try:
-        doc = json.loads(ex.body) if ex.status == 200 else None
+        doc = json.loads(held(ex.body)) if ex.status == 200 else None
     except ValueError:
         doc = None
     return doc if isinstance(doc, dict) else {}

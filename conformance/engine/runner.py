@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
+from conformance.body import HOLD_BYTES, held
 from conformance.client import REFUSAL_DEADLINE, Limits, Request, record
 from conformance.engine import events as ev
 from conformance.engine.kinds import Script, kind_of
@@ -243,13 +244,15 @@ class Runner:
 
     def discover(self) -> str:
         """The model to use: --model, else the first id GET /v1/models lists. Raises ``Unreachable``."""
-        limits = self.settings.limits
-        ex = self.send(Request(method="GET", path="/v1/models"), replace(limits, total=min(30.0, limits.total)))
+        # a model list is kilobytes: its cap is the body held in memory (2 MiB), not the cap of a long answer
+        limits = replace(self.settings.limits, total=min(30.0, self.settings.limits.total),
+                         max_bytes=min(self.settings.limits.max_bytes, HOLD_BYTES))
+        ex = self.send(Request(method="GET", path="/v1/models"), limits)
         if ex.status is None:
             raise Unreachable(f"{self.base_url} did not answer: {ex.observations.error or 'no response'}")
         self.refuse_if_unauthorized(ex, "GET /v1/models")
         try:
-            listed: Any = json.loads(ex.body)
+            listed: Any = json.loads(held(ex.body))
         except ValueError:
             listed = None
         entries = listed.get("data") if isinstance(listed, dict) else None
@@ -282,7 +285,7 @@ class Runner:
         if ex.status != 200 or ex.observations.aborted:
             return None
         try:
-            return json.loads(ex.body)
+            return json.loads(held(ex.body))
         except ValueError:
             return None
 
@@ -440,7 +443,7 @@ def retry_after(ex: Exchange) -> float | None:
 def _error_text(ex: Exchange) -> str:
     """The message of an error body, short (a string error, or error.message)."""
     try:
-        doc = json.loads(ex.body)
+        doc = json.loads(held(ex.body))
     except ValueError:
         return ""
     error = doc.get("error") if isinstance(doc, dict) else None

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance.body import HOLD_BYTES, Body, SpooledBody, whole
 from conformance.engine.runner import Outcome
 from conformance.errors import ConfigError
 from conformance.exchange import Exchange
@@ -55,7 +56,7 @@ def save(directory: Path, run: WireRun, outcomes: list[Outcome], scrub: Scrubber
             old.unlink()
     listed = []
     stems = iter(_stems(outcomes))
-    saved: list[tuple[str, Exchange, bytes]] = []  # each body masked once, for its .body file and the HAR
+    saved: list[tuple[str, Exchange, Body]] = []  # each body masked once, for its .body file and the HAR
     for outcome in outcomes:
         files = []
         for ex in outcome.exchanges:
@@ -86,7 +87,7 @@ def _stems(outcomes: list[Outcome]) -> list[str]:
     return stems
 
 
-def to_har(run: WireRun, exchanges: list[tuple[str, Exchange, bytes]], scrub: Scrubber) -> dict[str, Any]:
+def to_har(run: WireRun, exchanges: list[tuple[str, Exchange, Body]], scrub: Scrubber) -> dict[str, Any]:
     """The wire log as HAR 1.2 (opens in every browser's devtools and in HAR tools): one entry per exchange, the
     body inline up to HAR_INLINE bytes (text, or base64 when it is not UTF-8) and always named by its exact-bytes
     file (``_bodyFile``); the suite's own observations as ``_observations``."""
@@ -98,10 +99,11 @@ def to_har(run: WireRun, exchanges: list[tuple[str, Exchange, bytes]], scrub: Sc
         content: dict[str, Any] = {"size": len(body), "mimeType": ex.header("content-type") or "",
                                    "_bodyFile": f"{stem}.body"}
         if len(body) <= HAR_INLINE:
+            inline = whole(body)
             try:
-                content["text"] = body.decode("utf-8")
+                content["text"] = inline.decode("utf-8")
             except UnicodeDecodeError:
-                content.update(text=base64.b64encode(body).decode("ascii"), encoding="base64")
+                content.update(text=base64.b64encode(inline).decode("ascii"), encoding="base64")
         else:
             content["comment"] = f"{len(body)} bytes: see {stem}.body"
         sent = json_text(ex.request) if ex.request is not None else None
@@ -125,7 +127,7 @@ def to_har(run: WireRun, exchanges: list[tuple[str, Exchange, bytes]], scrub: Sc
                     "entries": entries}}
 
 
-def _save_exchange(wire: Path, stem: str, ex: Exchange, scrub: Scrubber, body: bytes) -> None:
+def _save_exchange(wire: Path, stem: str, ex: Exchange, scrub: Scrubber, body: Body) -> None:
     request_text = json_text(ex.request)
     meta: dict[str, Any] = {
         "method": ex.method, "path": ex.path, "scenario": ex.scenario, "intent": ex.intent,
@@ -141,7 +143,10 @@ def _save_exchange(wire: Path, stem: str, ex: Exchange, scrub: Scrubber, body: b
         meta["request_file"] = f"{stem}.request.json.gz"
         (wire / meta["request_file"]).write_bytes(gzip.compress(scrub.text(request_text).encode("utf-8"), 6))
     (wire / f"{stem}.json").write_text(scrub.text(json_text(meta, indent=1)) + "\n", encoding="utf-8")
-    (wire / f"{stem}.body").write_bytes(body)
+    if isinstance(body, SpooledBody):  # copied from its spool file, a slice at a time
+        body.copy_to(wire / f"{stem}.body")
+    else:
+        (wire / f"{stem}.body").write_bytes(body)
 
 
 def load(directory: Path) -> tuple[WireRun, list[Outcome]]:
@@ -171,7 +176,8 @@ def load(directory: Path) -> tuple[WireRun, list[Outcome]]:
 def _load_exchange(wire: Path, stem: str) -> Exchange:
     try:
         meta = json.loads((wire / f"{stem}.json").read_text(encoding="utf-8"))
-        body = (wire / f"{stem}.body").read_bytes()
+        path = wire / f"{stem}.body"
+        body: Body = SpooledBody(path) if path.stat().st_size > HOLD_BYTES else path.read_bytes()
         request = meta.get("request")
         if "request_file" in meta:
             request = json.loads(gzip.decompress((wire / meta["request_file"]).read_bytes()).decode("utf-8"))

@@ -20,6 +20,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from conformance.body import whole
 from conformance.fixtures import Fixture
 from conformance.fuzz.strategies import nasty_cuts
 from conformance.wire.sse import pieces
@@ -115,7 +116,7 @@ class ReplayServer:
 
     def served_body(self, fixture: Fixture) -> bytes:
         """The bytes served for ``fixture``: its body, with keep-alive comments when asked."""
-        body = fixture.exchange.body
+        body = whole(fixture.exchange.body)
         return with_keepalives(body) if self.keepalive and fixture.body_path.suffix == ".sse" else body
 
     def next_path(self) -> str:

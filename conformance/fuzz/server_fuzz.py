@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
 from hypothesis import seed as hypothesis_seed
 
 from conformance import __version__
+from conformance.body import held
 from conformance.checks import evaluate
 from conformance.client import Limits, record
 from conformance.engine.runner import Runner
@@ -292,7 +293,7 @@ class ServerFuzzer:
 def _error_code(ex: Exchange) -> str:
     """The error code (or the start of the message) of a refusal, for the log."""
     try:
-        error = json.loads(ex.body).get("error")
+        error = json.loads(held(ex.body)).get("error")
     except (ValueError, AttributeError):
         return "?"
     if isinstance(error, dict):

@@ -142,14 +142,15 @@ def feed_sse(pieces: Iterable[bytes], feed_events: Callable[[list[Any]], None],
     return events, decoder.stats
 
 
-def decode_ndjson_capped(body: bytes, cuts: list[int] | None) -> tuple[Any, Any, int | None]:
+def decode_ndjson_capped(body: Any, cuts: list[int] | None) -> tuple[Any, Any, int | None]:
     """An NDJSON body decoded on its first ``MAX_JUDGED_BYTES`` (whole lines): lines, decoder, and the bytes judged
     when the cap cut it (None when it did not)."""
     from conformance.wire.ndjson import decode_ndjson
 
     judged = None
-    if len(body) > MAX_JUDGED_BYTES:
-        body = body[: body.rfind(b"\n", 0, MAX_JUDGED_BYTES) + 1]
+    if len(body) > MAX_JUDGED_BYTES:  # (a body spooled to disk reads only this much)
+        head = body[:MAX_JUDGED_BYTES]
+        body = head[: head.rfind(b"\n") + 1]
         judged = len(body)
     lines, decoder = decode_ndjson(body, cuts)
     return lines, decoder, judged

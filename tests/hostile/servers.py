@@ -371,6 +371,28 @@ def million_chunks(conn: socket.socket, req: Req) -> None:
     conn.sendall(chunk({}, "stop") + b"data: [DONE]\n\n")
 
 
+def long_stream(mib: float) -> Behaviour:
+    """Every chat stream is ``mib`` MiB of one-token chunks, then its finish (length), usage and [DONE]: the shape of a
+    long reasoning answer, longer than the 2 MiB a body is held in memory up to (a non-stream answer is honest)."""
+    tokens = int(mib * 1024 * 1024) // len(TINY) // 1000 * 1000
+
+    def behaviour(conn: socket.socket, req: Req) -> None:
+        body = req.json()
+        if not req.path.endswith("/chat/completions") or body is None or body.get("stream") is not True:
+            return answer(conn, req)
+        conn.sendall(sse_head() + TINY.replace(b'{"content"', b'{"role":"assistant","content"'))
+        batch = TINY * 1000
+        for _ in range(tokens // 1000):
+            conn.sendall(batch)
+        usage = {"prompt_tokens": 3, "completion_tokens": tokens + 1, "total_tokens": tokens + 4}
+        head = b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":'
+        conn.sendall(head + b'[{"index":0,"delta":{},"finish_reason":"length"}]}\n\n' + head + b'[],"usage":'
+                     + json.dumps(usage).encode() + b"}\n\ndata: [DONE]\n\n")
+
+    behaviour.tokens = tokens + 1  # type: ignore[attr-defined]
+    return behaviour
+
+
 def comment_flood(conn: socket.socket, req: Req) -> None:
     """Every chat answer is an event stream of comment lines and nothing else, for ever."""
     if not req.path.endswith("/chat/completions"):
@@ -497,6 +519,7 @@ class HostileServer:
 
 
 if __name__ == "__main__":  # pragma: no cover - for trying one by hand
-    with HostileServer(SERVERS[sys.argv[1]]) as server:
+    behaviour = long_stream(float(sys.argv[2])) if sys.argv[1] == "long-stream" else SERVERS[sys.argv[1]]
+    with HostileServer(behaviour) as server:
         print(server.base_url, flush=True)
         time.sleep(RUN_FOR)

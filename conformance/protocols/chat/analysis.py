@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from conformance.body import whole
 from conformance.protocols.chat.assembler import assemble_body, decode_and_assemble
 from conformance.protocols.chat.watch import ChatWatch
 
@@ -26,7 +27,7 @@ def analyze(a: Any, pieces: Iterable[bytes]) -> None:
         if a.stats.total_bytes < len(a.exchange.body):
             a.judged_bytes = a.stats.total_bytes
     elif a.format == "json":
-        a.json_body = json.loads(a.exchange.body.decode("utf-8"))
+        a.json_body = json.loads(whole(a.exchange.body).decode("utf-8"))
         a.assembled = assemble_body(a.json_body, structured)
     a.answer = a.assembled
 

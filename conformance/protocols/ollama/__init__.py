@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from conformance.body import whole
 from conformance.protocols import Protocol, decode_ndjson_capped
 from conformance.protocols.ollama.assembler import assemble_frames
 
@@ -16,7 +17,7 @@ def analyze(a: Any, pieces: Any) -> None:
         a.lines, a.ndjson, a.judged_bytes = decode_ndjson_capped(a.exchange.body, a.cuts)
         a.answer = assemble_frames(line.value for line in a.lines)
     elif a.format == "json":
-        a.json_body = json.loads(a.exchange.body.decode("utf-8"))
+        a.json_body = json.loads(whole(a.exchange.body).decode("utf-8"))
         a.answer = assemble_frames([a.json_body])
 
 

@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from conformance.body import whole
 from conformance.protocols import Protocol
 from conformance.protocols.chat.watch import EventWatch
 from conformance.protocols.responses.assembler import Answer, Assembler, Item, Violation, decode_and_assemble, from_response
@@ -27,7 +28,7 @@ def analyze(a: Any, pieces: Iterable[bytes]) -> None:
             a.judged_bytes = a.stats.total_bytes
         a.answer = asm.close()
     elif a.format == "json":
-        a.json_body = json.loads(a.exchange.body.decode("utf-8"))
+        a.json_body = json.loads(whole(a.exchange.body).decode("utf-8"))
         a.answer = from_response(a.json_body)
 
 
