@@ -222,6 +222,10 @@ FACTS: tuple[Fact, ...] = (
     _f("001", "Supported API", "json_object and json_schema return unsupported_value",
        "A documented refusal of json_object/json_schema makes structured output unsupported, not failed.",
        "STR-006", "json-object json-schema-strict", "conformant/expected-structured defects/expected-structured-missing"),
+    _f("001", "Supported API", "response_format is accepted only as",
+       "json_object and json_schema are refused with 400 unsupported_value naming response_format (profile strict: "
+       "elsewhere answering them is what OpenAI does).", "ERR-026", "json-object json-schema-strict",
+       "conformant/json-object-refused-strict defects/json-object-answered-strict", dialect="strict"),
     _f("001", "Supported API", "as do logit_bias, top_logprobs, reasoning_effort",
        "reasoning_effort refused as unsupported_value is a documented refusal.", "RSN-010",
        "reasoning-effort-medium reasoning-effort-high reasoning-effort-xhigh",

@@ -402,8 +402,8 @@ RULES: tuple[Rule, ...] = (
        f"{STRICT} Supported API (supported options include temperature, top_p, top_k, repetition_penalty, seed, "
        "stop, ...); a server outside the dialect may refuse them as unknown (run under --profile strict)"),
     _r("ERR-026", "errors", "should", "both",
-       "The OpenAI options a dialect documents as unsupported (seed 001: logit_bias, verbosity, the legacy functions) "
-       "are refused with 400 unsupported_value naming the field",
+       "The OpenAI options a dialect documents as unsupported (seed 001: json_object and json_schema response formats, "
+       "logit_bias, verbosity, the legacy functions) are refused with 400 unsupported_value naming the field",
        f"{STRICT} Supported API (json_object and json_schema return unsupported_value, as do logit_bias, "
        "top_logprobs, reasoning_effort, verbosity, modalities, audio, prediction, web_search_options, and the legacy "
        "functions and function_call); elsewhere answering or refusing them are both legal (run under --profile "

@@ -595,9 +595,10 @@ DEFECTS: list[Fault] = [
       done=lambda s: b'data: {"afm_profile": {"chip": "M3"}}\n\ndata: [DONE]\n\n', profile="afm"),
     F("no-openai-request-id", ("TRN-015",), "seed 000 headers (OpenAI-Request-ID missing), under profile afm",
       headers=lambda h, s: [(k, v) for k, v in h if k != b"openai-request-id"], profile="afm"),
-    F("prompt-reuse-unreported", ("USG-012",), "seed 001 prompt reuse, under profile strict",
+    F("prompt-reuse-unreported", ("USG-012",), "seed 001 prompt reuse, under profile strict (a seed 001 server: its "
+      "documented refusals too)",
       chunk=edit(lambda c, s: c["usage"].update(prompt_tokens_details={"cached_tokens": 0}) if is_usage(c) else None),
-      profile="strict"),
+      refuse=_strict_refusal, lacks=("structured",), paths=("/v1/chat/completions",), profile="strict"),
     F("responses-no-created", ("RSP-001",), "Open Responses: response.created first", paths=RESPONSES,
       event=on_type("response.created", lambda e, s: [])),
     F("responses-two-terminals", ("RSP-002",), "OpenAI streaming events: one terminal event", paths=RESPONSES,

@@ -197,11 +197,21 @@ def sampling_options(a: Analysis) -> Iterator[Finding]:
                          "an answer (seed 001 lists both among its supported options)")
 
 
-@check("ERR-026", when=(_intent(Intent.UNSUPPORTED_OPTIONS), lambda a: a.exchange.status is not None
-                        and a.expects("documented-refusals")))
+def _unsupported_sent(a: Analysis) -> list[str]:
+    """The fields of the request that seed 001 refuses with unsupported_value: the listed options, and a
+    response_format of json_object or json_schema."""
+    sent = [k for k in a.request if k in UNSUPPORTED_OPTIONS]
+    fmt = a.request.get("response_format")
+    if isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema"):
+        sent.append("response_format")
+    return sorted(sent)
+
+
+@check("ERR-026", when=(lambda a: a.exchange.endpoint == "chat" and a.exchange.status is not None
+                        and a.expects("documented-refusals") and bool(_unsupported_sent(a)),))
 def unsupported_options(a: Analysis) -> Iterator[Finding]:
     error = _error(a)
-    sent = sorted(k for k in a.request if k in UNSUPPORTED_OPTIONS)
+    sent = _unsupported_sent(a)
     if a.exchange.status != 400 or error.get("code") != "unsupported_value" or error.get("param") not in sent:
         yield finding(a, "ERR-026", f"{', '.join(sent)}: status {a.exchange.status} code {short(error.get('code'))} "
                       f"param {short(error.get('param'))}", "400 unsupported_value naming one of them (seed 001)")
