@@ -580,10 +580,12 @@ def replay(port: int, pattern: str, chunking: str, seed: int, keepalive: bool, s
 @cli.command(epilog=EXIT_CODES_HELP)
 @click.argument("report_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--client", "names", multiple=True, help="A client to check (repeatable; default: every client).")
-@click.option("--chunking", "chunkings", type=click.Choice(["recorded", "whole", "adversarial", "random"]),
+@click.option("--chunking", "chunkings", type=click.Choice(["recorded", "whole", "adversarial", "random",
+                                                          "hypothesis"]),
               multiple=True, help="recorded (the reads the wire log recorded), whole (one write), adversarial (cuts "
-              "inside UTF-8 sequences, line ends and field names), random (seeded cuts); repeatable; default: "
-              "recorded and whole.")
+              "inside UTF-8 sequences, line ends and field names), random (seeded cuts), hypothesis (Hypothesis byte "
+              "splits of every exchange at once, four client runs, the cuts of one the client read differently "
+              "shrunk); repeatable; default: recorded and whole.")
 @click.option("--clients-dir", type=click.Path(path_type=Path, file_okay=False),
               help="Where client environments are installed [env CONFORMANCE_CLIENTS_DIR; default: "
                    "./.conformance-clients].")

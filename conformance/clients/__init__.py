@@ -35,7 +35,10 @@ from typing import Any
 
 ADAPTERS = Path(__file__).resolve().parent / "adapters"
 CHUNKINGS = ("recorded", "whole")  # the default; also: adversarial (cuts inside UTF-8, line ends, field names), random
-ALL_CHUNKINGS = (*CHUNKINGS, "adversarial", "random")
+ALL_CHUNKINGS = (*CHUNKINGS, "adversarial", "random", "hypothesis")
+HYPOTHESIS_EXAMPLES = 4  # client runs Hypothesis draws cuts for (every exchange of the run cut in each)
+HYPOTHESIS_SHRINKS = 12  # more client runs it may spend shrinking the cuts of an example a client read differently
+HYPOTHESIS_MAX_CUTS = 8  # cuts per exchange (Hypothesis draws them for a hundred exchanges at once)
 # a difference in one of these keys is a limit: the user gets the answer, without that detail (complete: the client
 # cannot tell a cut stream from a whole one, as when it takes a stream without [DONE] as whole)
 # (recovered: the client read a deviation the way the server meant it, as some clients do on purpose)
@@ -165,6 +168,7 @@ class ExchangeResult:
     got: dict[str, Any] | None = None
     failed: tuple[str, ...] = ()  # the must and should rules of the answer's bytes (not headers) the exchange fails
     by_design: bool = False  # the client raised what it raises by design on a legal answer
+    cuts: list[int] | None = None  # hypothesis: where the body was cut (the smallest example found)
 
     @property
     def breaks(self) -> bool:
@@ -182,7 +186,7 @@ class ClientVerdict:
     reason: str = ""  # not checked: why; breaks: what happened first
     checked: int = 0  # exchange replays
     results: list[ExchangeResult] = field(default_factory=list)
-    reproducer: dict[str, str] | None = None  # breaks: the fixture written and the command that replays it
+    reproducer: dict[str, Any] | None = None  # breaks: the fixture written and the command that replays it
     version: str = ""
 
     def to_json(self) -> dict[str, Any]:
@@ -203,7 +207,7 @@ class ClientVerdict:
             "reason": self.reason, "checked": self.checked,
             "limits": [{"what": k, "scenarios": v, "example": examples[k]} for k, v in sorted(limits.items())],
             "breaks": [{"scenario": r.scenario, "exchange": r.fixture, "chunking": r.chunking, "problems": r.problems,
-                        "fails": list(r.failed)} for r in broken],
+                        "fails": list(r.failed), **({"cuts": r.cuts} if r.cuts else {})} for r in broken],
             "reproducer": self.reproducer,
         }
 
@@ -304,6 +308,63 @@ def _batch(command: list[str], server: Any, fixtures: list[Any], timeout: float)
     return out
 
 
+def _hypothesis_batch(command: list[str], fixtures: list[Any], whole: list[tuple[Any, list[str]]], timeout: float,
+                      examples: int = HYPOTHESIS_EXAMPLES, shrinks: int = HYPOTHESIS_SHRINKS, seed: int = 0,
+                      ) -> tuple[list[tuple[Any, list[str]]], list[list[int] | None], dict[int, list[str]]]:
+    """Hypothesis byte splits of every exchange at once: each example is one run of the client over all of them,
+    each body cut where Hypothesis chose (``fuzz.strategies.chunkings``: anywhere, or at the cuts that break naive
+    decoders). An example in which the client reads any exchange differently from the same bytes in one write fails
+    the property, and Hypothesis shrinks its cuts, within a budget of client runs. Returns the answers and cuts of
+    the smallest such example (or of the last example when the client read every cut as it read the whole body),
+    and the paths the client asked for wrongly."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
+    from hypothesis import seed as hypothesis_seed
+    from hypothesis import strategies as st
+
+    from conformance.fuzz.client_fuzz import compare
+    from conformance.fuzz.outcome import expected_end
+    from conformance.fuzz.replay import ReplayServer
+    from conformance.fuzz.strategies import chunkings
+
+    last: dict[str, Any] = {}
+    found: dict[str, Any] = {}
+    calls = {"left": examples + shrinks}
+    with ReplayServer(fixtures, chunking="whole") as server:
+        bodies = [server.served_body(fx) for fx in fixtures]
+
+        @settings(max_examples=examples, deadline=None, database=None, derandomize=False,
+                  suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink),
+                  verbosity=Verbosity.quiet, print_blob=False)
+        @hypothesis_seed(seed)
+        @given(drawn=st.tuples(*(chunkings(body, max_cuts=HYPOTHESIS_MAX_CUTS) for body in bodies)))
+        def prop(drawn: tuple[list[int], ...]) -> None:
+            if calls["left"] <= 0:
+                reject()
+            calls["left"] -= 1
+            table = {id(fx): list(c) for fx, c in zip(fixtures, drawn, strict=True)}
+            server.cuts_of = lambda fx: table[id(fx)]
+            answers = _batch(command, server, fixtures, timeout)
+            wrong = {n: [p for i, p in server.wrong_at if i == n] for n in range(len(fixtures))}
+            last.update(answers=answers, cuts=drawn, wrong=wrong)
+            differs = [n for n, ((got, _), (want, _)) in enumerate(zip(answers, whole, strict=True))
+                       if (got is None) != (want is None) or (got is not None and compare(want, got))]
+            if differs:
+                size = sum(len(drawn[n]) for n in differs)
+                if not found or (len(differs), size) <= (len(found["differs"]), found["size"]):
+                    found.update(answers=answers, cuts=drawn, wrong=wrong, differs=differs, size=size)
+                raise AssertionError(f"read differently when cut: {differs}")
+
+        try:
+            prop()
+        except Exception as exc:  # the search's verdict is in ``found``; a bug of ours surfaces
+            if not expected_end(exc, (AssertionError,)):
+                raise
+    chosen = found or last
+    if not chosen:  # every example rejected (a budget of 0): nothing was cut
+        return whole, [None] * len(fixtures), {}
+    return chosen["answers"], [list(c) for c in chosen["cuts"]], chosen["wrong"]
+
+
 def _recovered_names(want: dict[str, Any], got: dict[str, Any]) -> bool:
     """The client's calls are the bytes' calls but for names the server sent in every chunk, which the bytes
     concatenate (``get_weatherget_weather``) and the client took once: the user gets the call the server meant."""
@@ -379,12 +440,22 @@ def check_client(client: Client, command: list[str], exchanges: list[tuple[str, 
     results: list[ExchangeResult] = []
     version = ""
     try:
+        whole_answers: list[tuple[Any, list[str]]] | None = None
         for chunking in chunkings:
             served = chunking if chunking in ("adversarial", "random") else "whole"  # seeded: the same cuts each run
-            with ReplayServer(fixtures, chunking=served) as server:
-                server.cuts_of = (lambda fx: cuts[id(fx)]) if chunking == "recorded" else None
-                answers = _batch(command, server, fixtures, timeout)
-                wrong = {n: [p for i, p in server.wrong_at if i == n] for n in range(len(fixtures))}
+            drawn: list[list[int] | None] = [None] * len(fixtures)
+            if chunking == "hypothesis":
+                if whole_answers is None:
+                    with ReplayServer(fixtures, chunking="whole") as server:
+                        whole_answers = _batch(command, server, fixtures, timeout)
+                answers, drawn, wrong = _hypothesis_batch(command, fixtures, whole_answers, timeout)
+            else:
+                with ReplayServer(fixtures, chunking=served) as server:
+                    server.cuts_of = (lambda fx: cuts[id(fx)]) if chunking == "recorded" else None
+                    answers = _batch(command, server, fixtures, timeout)
+                    wrong = {n: [p for i, p in server.wrong_at if i == n] for n in range(len(fixtures))}
+                if chunking == "whole":
+                    whole_answers = answers
             for n, (fx, (stem, ex), (got, problems)) in enumerate(zip(fixtures, exchanges, answers, strict=True)):
                 if got is not None and not version:
                     version = str(got.get("client", ""))
@@ -400,7 +471,7 @@ def check_client(client: Client, command: list[str], exchanges: list[tuple[str, 
                 message = str(error.get("message", "")) if isinstance(error, dict) else ""
                 results.append(ExchangeResult(ex.scenario, stem, chunking, found, got, failed[stem],
                                               message.startswith(client.raises_by_design)
-                                              if client.raises_by_design else False))
+                                              if client.raises_by_design else False, drawn[n]))
     except ClientCannotRun as exc:
         return ClientVerdict(client, "not checked", str(exc))
     verdict = ClientVerdict(client, "works", checked=len(results), results=results, version=version)
@@ -415,7 +486,8 @@ def check_client(client: Client, command: list[str], exchanges: list[tuple[str, 
         fx_path = work / f"{first.fixture}.json"
         whole = any(r.breaks and r.fixture == first.fixture and r.chunking == "whole" for r in results)
         verdict.reproducer = {  # no path of this machine outside the working directory: the report is published
-            "fixture": _shown(fx_path, report_dir), "chunking": "whole" if whole else "recorded",
+            "fixture": _shown(fx_path, report_dir), "chunking": "whole" if whole else first.chunking,
+            **({"cuts": first.cuts} if first.cuts and not whole else {}),
             "command": " ".join(shlex.quote(part) for part in [
                 "conformance", "fuzz-client", "--fixtures", _shown(fx_path), "--chunking", "whole" if whole else "random",
                 "--protocol", client.protocol, "--", *(_shown(Path(c)) if os.sep in c else c for c in command)]),
