@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 
 import pytest
 
-from conformance.client import Request
+from conformance.client import Limits, Request
 from conformance.engine.judge import refused_variant
 from conformance.engine.runner import Runner
 from conformance.exchange import Exchange
@@ -286,3 +287,56 @@ def test_a_refusal_late_under_the_runs_load_is_timed_again_alone(monkeypatch: py
     with HostileServer(_slow_refusal_once(seen)) as server:  # one worker: nothing else was in flight, it stands
         ex = Runner(build_settings(base_url=server.base_url, timeout=20, workers=1)).send(bad)
     assert ex.observations.aborted == "refusal deadline" and seen["bad"] == 1
+
+
+class _UnreadOnce:
+    """The first connection's request is never read (the server busy on its event loop); the next is answered."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.connections = 0
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self.answer, args=(conn, self.connections), daemon=True).start()
+
+    def answer(self, conn: socket.socket, number: int) -> None:
+        with conn:
+            if number == 1:
+                time.sleep(4)  # reads nothing: the sender's idle limit (1.5 s) runs out
+                return
+            got = b""
+            while b"\r\n\r\n" not in got:
+                got += conn.recv(65536)
+            head, rest = got.split(b"\r\n\r\n", 1)
+            length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                              if line.lower().startswith(b"content-length")))
+            while len(rest) < length:
+                rest += conn.recv(1 << 20)
+            conn.sendall(b"HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\nContent-Length: 57"
+                         b"\r\nConnection: close\r\n\r\n"
+                         b'{"error":{"message":"too large","type":"invalid_request"}}')
+
+
+def test_a_body_the_server_stopped_reading_under_the_runs_load_is_sent_again_alone() -> None:
+    big = Request(content=b"{" + b" " * (8 << 20) + b"}", headers={"Content-Type": "application/json"})
+    limits = Limits(total=20, idle=1.5)  # a run's: between reads (and sends) less than the total
+    server = _UnreadOnce()
+    ex = Runner(build_settings(base_url=server.base_url, timeout=20, workers=4)).send(big, limits)
+    server.sock.close()
+    assert ex.status == 413 and ex.observations.aborted is None and server.connections == 2
+    assert ex.observations.retried is not None and "stopped reading the request body" in ex.observations.retried
+    server = _UnreadOnce()
+    ex = Runner(build_settings(base_url=server.base_url, timeout=20, workers=1)).send(big, limits)  # alone: it stands
+    server.sock.close()
+    assert ex.observations.aborted == "send timeout" and server.connections == 1
