@@ -28,10 +28,11 @@ HEAD = 64 * 1024  # the first bytes of a spooled body, kept in memory (format de
 class SpooledBody:
     """A body in a file: what ``bytes`` offers that the suite reads (length, slices, a head), without holding it."""
 
-    __slots__ = ("path", "size", "head", "__weakref__")
+    __slots__ = ("path", "size", "head", "masked", "__weakref__")
 
     def __init__(self, path: Path, size: int | None = None) -> None:
         self.path = path
+        self.masked: tuple[str, ...] = ()  # the secret forms its file has been masked for (Scrubber.data)
         self.size = path.stat().st_size if size is None else size
         with path.open("rb") as f:
             self.head = f.read(HEAD)

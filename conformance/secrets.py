@@ -125,8 +125,11 @@ class Scrubber:
         if self._patterns is None:
             return value
         if isinstance(value, SpooledBody):
+            if set(self.forms) <= set(value.masked):  # masked as it was recorded: the file is not read twice
+                return value
             self.file(value.path)
             value.head = value.read(0, len(value.head))
+            value.masked = tuple(sorted({*value.masked, *self.forms}))
             return value
         spans = _Channels(self.forms).feed(value, 0) if b'"' in value else []  # on the bytes as they came
         value = self._patterns[1].sub(_star_bytes, value)

@@ -195,3 +195,16 @@ def test_a_spooled_body_goes_to_the_wire_log_and_back(long_stream: tuple[str, in
     again = outcomes[0].exchanges[0]
     assert isinstance(again.body, SpooledBody) and again.body.path == stem
     assert [v.outcome for v in evaluate(analyze(again))] == [v.outcome for v in evaluate(analyze(ex))]
+
+
+def test_a_spooled_body_is_masked_once_for_the_same_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Masked as it is recorded, a spooled body is not read again when the wire log is written with the same key."""
+    b = spooled(event("content", KEY[:10]) + event("content", KEY[10:]), tmp_path)
+    calls = []
+    real = Scrubber.file
+    monkeypatch.setattr(Scrubber, "file", lambda self, path: (calls.append(path), real(self, path))[1])
+    Scrubber([KEY]).data(b)
+    Scrubber([KEY]).data(b)
+    assert calls == [b.path] and KEY[:10].encode() not in b.path.read_bytes() and b"*" * 10 in b.head
+    Scrubber([KEY, "another-secret-value"]).data(b)  # a secret it was not masked for: read again
+    assert len(calls) == 2
