@@ -777,8 +777,19 @@ def serve_reference(model_dir: Path | None, host: str, port: int, max_context: i
           api_key=api_key, prompt_reuse=prompt_cache_mode == "on")
 
 
+def _exit_on_sigterm() -> None:
+    """SIGTERM (a CI job cancelled, `timeout`, `kill`) ends the process as an exit does, not at once: the bodies
+    spooled to disk (conformance/body.py) and the servers it started are removed and stopped on the way out."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
+
 def main() -> None:
     """Console-script entry point. Every usage error, click's own included, is one sentence and exit 2."""
+    _exit_on_sigterm()
     try:
         code = cli.main(prog_name="conformance", standalone_mode=False)
     except click.UsageError as exc:

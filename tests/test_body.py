@@ -208,3 +208,34 @@ def test_a_spooled_body_is_masked_once_for_the_same_secrets(tmp_path: Path, monk
     assert calls == [b.path] and KEY[:10].encode() not in b.path.read_bytes() and b"*" * 10 in b.head
     Scrubber([KEY, "another-secret-value"]).data(b)  # a secret it was not masked for: read again
     assert len(calls) == 2
+
+
+def test_sigterm_mid_run_removes_the_spooled_bodies(tmp_path: Path) -> None:
+    """A run stopped with SIGTERM (a cancelled CI job) exits as an exit does: its spool folder goes with it."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    def three_mib_then_silence(conn, req) -> None:  # type: ignore[no-untyped-def]
+        body = req.json()
+        if not req.path.endswith("/chat/completions") or not isinstance(body, dict) or body.get("stream") is not True:
+            return servers.answer(conn, req)
+        conn.sendall(servers.sse_head() + servers.TINY * (3 * 1024 * 1024 // len(servers.TINY)))
+        time.sleep(20)
+
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    with servers.HostileServer(three_mib_then_silence) as server:
+        proc = subprocess.Popen([sys.executable, "-m", "conformance", "run", "--base-url", server.base_url, "--model",
+                                 "m", "--scenario", "stream-plain", "--report-dir", str(tmp_path / "out")],
+                                env={**__import__("os").environ, "CONFORMANCE_SPOOL_DIR": str(spool)},
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 30
+        while not list(spool.glob("*/*.body")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert list(spool.glob("*/*.body")), "no body was spooled"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signal.SIGTERM and b"Traceback" not in err, err[-2000:]
+    assert list(spool.iterdir()) == []
