@@ -70,7 +70,7 @@ def measure(base_url: str, timeout: float, model: str | None, targets: list[str]
 def network_seconds(base_url: str, wire: Path, timeout: float, workers: int = 4) -> float:
     """The run's network time: every request of its wire log sent again, four at a time as the run's workers send
     them, by the suite's own client (``client.record``: the same limits and byte cap, bodies spooled as in the
-    run) with nothing judged, masked or written to a report."""
+    run) with nothing judged, masked (no key is given) or written to a report."""
     import gzip
     import json
     import time
@@ -90,7 +90,7 @@ def network_seconds(base_url: str, wire: Path, timeout: float, workers: int = 4)
     limits = derive_limits(timeout)
     start = time.monotonic()
     with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(lambda r: len(record(base_url, r, limits, KEY).body), requests))
+        list(pool.map(lambda r: len(record(base_url, r, limits).body), requests))  # no key: nothing to mask
     return time.monotonic() - start
 
 
