@@ -13,6 +13,7 @@ are removed when the process ends.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import threading
 import weakref
@@ -95,9 +96,7 @@ class SpooledBody:
         return self.path.read_bytes()
 
     def copy_to(self, target: Path) -> None:
-        with self.path.open("rb") as src, target.open("wb") as out:
-            while piece := src.read(1024 * 1024):
-                out.write(piece)
+        shutil.copyfile(self.path, target)
 
 
 Body = bytes | SpooledBody

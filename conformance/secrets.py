@@ -207,7 +207,6 @@ class _Channels:
         self.tails: dict[bytes, list[tuple[str, int, int]]] = {}  # per field: (character, byte start, byte end)
         self.name = b""
         chars = {c for f in forms for c in f}
-        self.chars = chars
         # the ASCII bytes no form holds: a piece that begins and ends with one can be no part of a split echo
         self.foreign = bytes(b for b in range(128) if chr(b) not in chars and b != 0x5C)
         self.apart: set[bytes] = set()  # pieces found to be no part of any form (a chunk's id, its object name)
@@ -255,7 +254,7 @@ class _Channels:
                 tails.pop(self.name, None)
                 continue
             span = _piece_spans(raw, decoded, base + match.start(1))
-            tail = self.tails.get(self.name, [])
+            tail = tails.get(self.name, [])
             if tail:  # a form that ends in this piece and begins in an earlier one
                 joined = "".join(c for c, _, _ in tail) + decoded
                 for form in self.forms:
@@ -267,7 +266,7 @@ class _Channels:
             if self.keep:
                 first = max(len(decoded) - self.keep, 0)
                 tail = tail + [(decoded[i], *span(i)) for i in range(first, len(decoded))]
-                self.tails[self.name] = tail[-self.keep:]
+                tails[self.name] = tail[-self.keep:]
         return spans
 
 

@@ -317,30 +317,17 @@ def _hypothesis_batch(command: list[str], fixtures: list[Any], whole: list[tuple
     the property, and Hypothesis shrinks its cuts, within a budget of client runs. Returns the answers and cuts of
     the smallest such example (or of the last example when the client read every cut as it read the whole body),
     and the paths the client asked for wrongly."""
-    from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
-    from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
 
-    from conformance.fuzz.client_fuzz import compare
-    from conformance.fuzz.outcome import expected_end
+    from conformance.fuzz.client_fuzz import budgeted_search, compare
     from conformance.fuzz.replay import ReplayServer
     from conformance.fuzz.strategies import chunkings
 
     last: dict[str, Any] = {}
     found: dict[str, Any] = {}
-    calls = {"left": examples + shrinks}
     with ReplayServer(fixtures, chunking="whole") as server:
-        bodies = [server.served_body(fx) for fx in fixtures]
 
-        @settings(max_examples=examples, deadline=None, database=None, derandomize=False,
-                  suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink),
-                  verbosity=Verbosity.quiet, print_blob=False)
-        @hypothesis_seed(seed)
-        @given(drawn=st.tuples(*(chunkings(body, max_cuts=HYPOTHESIS_MAX_CUTS) for body in bodies)))
-        def prop(drawn: tuple[list[int], ...]) -> None:
-            if calls["left"] <= 0:
-                reject()
-            calls["left"] -= 1
+        def check(drawn: tuple[list[int], ...]) -> None:
             table = {id(fx): list(c) for fx, c in zip(fixtures, drawn, strict=True)}
             server.cuts_of = lambda fx: table[id(fx)]
             answers = _batch(command, server, fixtures, timeout)
@@ -354,11 +341,8 @@ def _hypothesis_batch(command: list[str], fixtures: list[Any], whole: list[tuple
                     found.update(answers=answers, cuts=drawn, wrong=wrong, differs=differs, size=size)
                 raise AssertionError(f"read differently when cut: {differs}")
 
-        try:
-            prop()
-        except Exception as exc:  # the search's verdict is in ``found``; a bug of ours surfaces
-            if not expected_end(exc, (AssertionError,)):
-                raise
+        strategy = st.tuples(*(chunkings(server.served_body(fx), max_cuts=HYPOTHESIS_MAX_CUTS) for fx in fixtures))
+        budgeted_search(strategy, check, examples, shrinks, seed)
     chosen = found or last
     if not chosen:  # every example rejected (a budget of 0): nothing was cut
         return whole, [None] * len(fixtures), {}

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,23 +163,38 @@ def run_client(command: list[str], fixtures: list[Fixture], chunkings_: list[str
     return results
 
 
+def budgeted_search(strategy: Any, check: Callable[[Any], None], examples: int, shrinks: int, seed: int) -> None:
+    """Run ``check`` on ``examples`` values Hypothesis draws from ``strategy``; one it fails (AssertionError) is shrunk,
+    within ``examples + shrinks`` calls of ``check`` in all (each may be a client run). The verdict is what ``check``
+    records; the search ending by design (the failure found, the budget spent) is not an error, a bug of ours is."""
+    calls = {"left": examples + shrinks}
+
+    @settings(max_examples=examples, deadline=None, database=None, derandomize=False,
+              suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink),
+              verbosity=Verbosity.quiet, print_blob=False)
+    @hypothesis_seed(seed)
+    @given(value=strategy)
+    def prop(value: Any) -> None:
+        if calls["left"] <= 0:
+            reject()
+        calls["left"] -= 1
+        check(value)
+
+    try:
+        prop()
+    except Exception as exc:
+        if not expected_end(exc, (AssertionError,)):
+            raise
+
+
 def _search(run: _Runner, server: ReplayServer, fx: Fixture, seed: int, examples: int,
             max_shrinks: int) -> ClientResult:
     """Random cuts drawn by Hypothesis; a cut that changes the client's assembly is shrunk."""
     server.cuts = []
     whole, failed = run(fx)
     found: dict[str, Any] = {}  # the cut list with the fewest cuts that changed the assembly, and what it gave
-    calls = {"left": examples + max_shrinks}
 
-    @settings(max_examples=examples, deadline=None, database=None, derandomize=False,
-              suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink),
-              verbosity=Verbosity.quiet, print_blob=False)
-    @hypothesis_seed(seed)
-    @given(cuts=chunkings(server.served_body(fx)))
-    def prop(cuts: list[int]) -> None:
-        if calls["left"] <= 0:
-            reject()
-        calls["left"] -= 1
+    def check(cuts: list[int]) -> None:
         server.cuts = cuts
         got, problems = run(fx)
         changed = problems if got is None or whole is None else compare(whole, got)
@@ -188,10 +204,7 @@ def _search(run: _Runner, server: ReplayServer, fx: Fixture, seed: int, examples
             raise AssertionError(f"cut at {cuts}: {changed}")
 
     try:
-        prop()
-    except Exception as exc:  # the search's verdict is in ``found``; a bug of ours surfaces
-        if not expected_end(exc, (AssertionError,)):
-            raise
+        budgeted_search(chunkings(server.served_body(fx)), check, examples, max_shrinks, seed)
     finally:
         server.cuts = None
     if found:
