@@ -87,8 +87,9 @@ class Analysis:
     format: str  # sse | ndjson | json | empty | text
     events: list[SSEEvent] = field(default_factory=list)
     stats: SSEStats | None = None
-    lines: list[NDJSONLine] = field(default_factory=list)
+    lines: list[NDJSONLine] = field(default_factory=list)  # NDJSON off Ollama's routes (its first 2 MiB)
     ndjson: NDJSONDecoder | None = None
+    frames: Any = None  # Ollama's routes: the FrameWatch its lines were fed to (no line kept)
     json_body: Any = MISSING
     payloads: list[Payload] = field(default_factory=list)
     assembled: Assembled = field(default_factory=Assembled)

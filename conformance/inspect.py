@@ -18,7 +18,7 @@ from conformance.exchange import Analysis, Exchange, analyze, detect_format
 from conformance.model.observations import Observations
 from conformance.protocols import guess_path
 from conformance.protocols.ollama import assemble_frames
-from conformance.wire.ndjson import MISSING
+from conformance.wire.ndjson import MISSING, decode_ndjson
 from conformance.wire.sse import decode_sse
 
 
@@ -144,8 +144,11 @@ def inspect_exchange(exchange: Exchange, profile: str = "openai") -> Inspection:
 
 def events_json(a: Analysis) -> list[dict[str, Any]]:
     if a.format == "ndjson":
+        lines = a.lines
+        if not lines:  # the streaming judge keeps no line: inspect lists them from the bytes
+            lines = decode_ndjson(whole(a.exchange.body))[0]
         return [{"index": ln.index, "offset": ln.offset, "value": None if ln.value is MISSING else ln.value,
-                 "error": ln.error, "partial": ln.partial} for ln in a.lines]
+                 "error": ln.error, "partial": ln.partial} for ln in lines]
     events = a.events
     if not events and a.format == "sse":  # the streaming judge keeps no events: inspect lists them from the bytes
         events = decode_sse(whole(a.exchange.body))[0]

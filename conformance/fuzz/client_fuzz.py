@@ -56,8 +56,8 @@ def expected(fx: Fixture) -> dict[str, Any]:
         return a.protocol.client_view(a)
     out = assembled_json(a)
     if a.format == "ndjson":  # seed 002 §2: complete with a done: true frame, partial after an error frame
-        out["complete"] = out.get("error") is None and any(
-            isinstance(ln.value, dict) and ln.value.get("done") is True for ln in a.lines)
+        out["complete"] = out.get("error") is None and (a.frames.done if a.frames is not None else any(
+            isinstance(ln.value, dict) and ln.value.get("done") is True for ln in a.lines))
         return out
     # ../shared/seeds/003 §3.3 and §3.5: a stream cut before [DONE], or one that reports an error, is partial
     out["complete"] = a.assembled.done and a.assembled.error is None and a.wire_error is None

@@ -157,3 +157,27 @@ def test_a_long_responses_stream_is_judged_to_its_end_and_keeps_no_event() -> No
     assert a.answer.deltas == 25_000 and a.answer.text.endswith(" w24999")
     found = {f.rule for f in findings_of(evaluate(a))}
     assert "RSP-002" in found and "TRN-011" not in found  # the missing terminal event, after 25,000 deltas
+
+
+def ollama_stream(frames: int, done_reason: str) -> bytes:
+    frame = json.dumps({"model": "m", "created_at": "2026-12-03T00:00:00Z",
+                        "message": {"role": "assistant", "content": " w"}, "done": False}).encode() + b"\n"
+    last = json.dumps({"model": "m", "created_at": "2026-12-03T00:00:00Z", "message": {"role": "assistant",
+                       "content": ""}, "done": True, "done_reason": done_reason, "eval_count": frames}).encode()
+    return frame * frames + last + b"\n"
+
+
+def test_an_ollama_stream_past_the_old_byte_cap_is_judged_to_its_end_and_keeps_no_line() -> None:
+    """Ollama's NDJSON was judged on its first 2 MiB (TRN-011): the done frame of a longer stream was never seen."""
+    body = ollama_stream(30_000, done_reason="bogus")  # about 3.6 MB
+    assert len(body) > 3 * 1024 * 1024
+    ex = Exchange(request={"model": "m", "messages": [{"role": "user", "content": "Hi"}]}, body=body,
+                  headers=(("content-type", "application/x-ndjson"),), path="/api/chat")
+    a = analyze(ex, "openai")
+    failed = {v.rule.id: v for v in evaluate(a) if str(v.outcome) == "failed"}
+    assert set(failed) == {"OLL-004"} and a.judged_bytes is None
+    assert failed["OLL-004"].findings[0].byte_offset == body.rindex(b"\n", 0, len(body) - 1) + 1
+    assert a.lines == [] and a.frames.lines == 30_001
+    assert a.answer["content"] == " w" * 30_000 and a.answer["usage"]["completion_tokens"] == 30_000
+    ok = Exchange(request=ex.request, body=ollama_stream(30_000, "stop"), headers=ex.headers, path="/api/chat")
+    assert [v.rule.id for v in evaluate(analyze(ok, "openai")) if str(v.outcome) == "failed"] == []

@@ -6,16 +6,25 @@ import json
 from typing import Any
 
 from conformance.body import whole
-from conformance.protocols import Protocol, decode_ndjson_capped
+from conformance.protocols import Protocol
 from conformance.protocols.ollama.assembler import assemble_frames
+from conformance.protocols.ollama.watch import FrameWatch
 
 NAME = "ollama"
 
 
 def analyze(a: Any, pieces: Any) -> None:
-    if a.format == "ndjson":
-        a.lines, a.ndjson, a.judged_bytes = decode_ndjson_capped(a.exchange.body, a.cuts)
-        a.answer = assemble_frames(line.value for line in a.lines)
+    if a.format == "ndjson":  # judged to its end, a line at a time: no line is kept (the streaming judge)
+        from conformance.wire.ndjson import NDJSONDecoder
+
+        decoder = NDJSONDecoder()
+        watch = FrameWatch(chat=a.exchange.endpoint == "ollama-chat")
+        for piece in pieces:
+            for line in decoder.feed(piece):
+                watch.line(line)
+        for line in decoder.close():
+            watch.line(line)
+        a.ndjson, a.frames, a.answer = decoder, watch, watch.answer()
     elif a.format == "json":
         a.json_body = json.loads(whole(a.exchange.body).decode("utf-8"))
         a.answer = assemble_frames([a.json_body])
@@ -27,11 +36,15 @@ def finished(a: Any) -> bool:
 
 
 def tokens_used(a: Any) -> tuple[int, int]:
-    frames = [line.value for line in a.lines] if a.lines else [a.json_body]
-    for frame in reversed(frames):  # the done frame's eval_count
-        if isinstance(frame, dict) and isinstance(frame.get("eval_count"), int):
-            return frame["eval_count"], 0
-    return sum(1 for f in frames if isinstance(f, dict) and f.get("done") is False), 1
+    watch = a.frames
+    if watch is not None and watch.lines:
+        if watch.eval_count is not None:  # the done frame's eval_count
+            return watch.eval_count, 0
+        return watch.undone, 1
+    frame = a.json_body
+    if isinstance(frame, dict) and isinstance(frame.get("eval_count"), int):
+        return frame["eval_count"], 0
+    return int(isinstance(frame, dict) and frame.get("done") is False), 1
 
 
 def answers(data: str) -> bool:
