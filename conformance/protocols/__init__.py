@@ -117,14 +117,15 @@ def answers_for(path: str) -> Callable[[str], bool]:
 
 
 def feed_sse(pieces: Iterable[bytes], feed_events: Callable[[list[Any]], None],
-             max_events: int | None = None, keep: bool = True) -> tuple[list[Any], Any]:
+             max_events: int | None = None, keep: bool = True, runs: bool = False) -> tuple[list[Any], Any]:
     """Decode an SSE body delivered in pieces, handing each batch of events to ``feed_events`` as it is decoded:
     the one pass every SSE protocol's ``analyze`` makes. With ``max_events``, feeding stops at the first piece that
     passes it (``stats.total_bytes`` says how far it got). Returns the events (none unless ``keep``: the streaming
-    judge reads each batch as it comes and keeps none) and the decoder's stats."""
+    judge reads each batch as it comes and keeps none) and the decoder's stats. With ``runs``, a batch may hold
+    ``SSERun`` items (identical events after the one before them), which ``feed_events`` takes as those events."""
     from conformance.wire.sse import SSEDecoder
 
-    decoder = SSEDecoder()
+    decoder = SSEDecoder(runs=runs and not keep)
     events: list[Any] = []
     count = 0
     for piece in pieces:

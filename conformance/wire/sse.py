@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from conformance.wire.errors import WireError
 
@@ -106,10 +106,33 @@ class SSEStats:
         return [name for name in ("lf", "crlf", "cr") if getattr(self, name)]
 
 
-class SSEDecoder:
-    """Feed bytes with ``feed``; call ``close`` at end of stream. Both return dispatched events."""
+class SSERun(NamedTuple):
+    """``copies`` more copies of ``event``'s block, byte for byte, right after it (``SSEDecoder(runs=True)``): copy j
+    (1..copies) is the event with index ``event.index + j``, its block ``step * j`` bytes further on."""
 
-    def __init__(self, max_line: int = DEFAULT_MAX_LINE) -> None:
+    event: SSEEvent
+    copies: int
+    step: int
+
+    def events(self, first: int = 1, last: int | None = None) -> list[SSEEvent]:
+        """Copies ``first`` to ``last`` (to the end of the run), as the decoder would have dispatched them."""
+        e, step = self.event, self.step
+        return [e._replace(index=e.index + j, offset=e.offset + j * step, end=e.end + j * step)
+                for j in range(first, (self.copies if last is None else last) + 1)]
+
+
+RUN_MIN = 4  # copies of an event after it that the decoder reports as a run (fewer are dispatched one by one)
+
+
+class SSEDecoder:
+    """Feed bytes with ``feed``; call ``close`` at end of stream. Both return dispatched events.
+
+    With ``runs``, identical events one after another (a block that is one ``data:`` line and a blank line, repeated
+    byte for byte, as a flood or a model stuck on one token sends them) come as the first event and an ``SSERun`` of
+    the copies after it, which the line loop does not dispatch one by one; the stats are those of every copy."""
+
+    def __init__(self, max_line: int = DEFAULT_MAX_LINE, runs: bool = False) -> None:
+        self._runs = runs
         self.stats = SSEStats()
         self._max_line = max_line
         self._buf = b""
@@ -172,6 +195,9 @@ class SSEDecoder:
             lines = buf.split(b"\n")
             rest = lines.pop()
             self.stats.lf += len(lines)
+            if self._runs:
+                self._buf_start = self._lines_with_runs(lines, pos, out)
+                return rest
             for line in lines:
                 end = pos + len(line) + 1
                 if not line:
@@ -206,6 +232,46 @@ class SSEDecoder:
             start = match.end()
         self._buf_start = pos + start
         return buf[start:]
+
+    def _lines_with_runs(self, lines: list[bytes], pos: int, out: list[Any]) -> int:
+        """The LF line loop of ``_split_lines``, which reports a run of identical one-line events as an ``SSERun``."""
+        i, n = 0, len(lines)
+        while i < n:
+            line = lines[i]
+            end = pos + len(line) + 1
+            if not line:
+                start = self._block_start
+                one = start is not None and len(self._data) == 1 and not self._type and i > 0 \
+                    and start == pos - len(lines[i - 1]) - 1 and lines[i - 1][:6] == b"data: "
+                dispatched = len(out)
+                self._dispatch(end, out)
+                pos, i = end, i + 1
+                if one and len(out) > dispatched:  # the block was one data line: do copies of it follow?
+                    data = lines[i - 2]
+                    j = i
+                    while j + 1 < n and lines[j + 1] == b"" and lines[j] == data:
+                        j += 2
+                    count = (j - i) // 2
+                    if count >= RUN_MIN:
+                        step = end - start  # type: ignore[operator]
+                        out.append(SSERun(out[-1], count, step))
+                        self._events += count
+                        pos += count * step
+                        i = j
+                continue
+            if line[:6] == b"data: ":
+                try:
+                    self._data.append(line[6:].decode("utf-8"))
+                except UnicodeDecodeError:
+                    self._line(line, pos, end, out)
+                else:
+                    if self._block_start is None:
+                        self._block_start = pos
+                        self._block_fields = True
+            else:
+                self._line(line, pos, end, out)
+            pos, i = end, i + 1
+        return pos
 
     def _decode(self, line: bytes, offset: int) -> str:
         try:

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import conformance.protocols.chat.assembler as assembler_module
+import conformance.wire.sse as sse_module
 from conformance.checks import evaluate, findings_of
 from conformance.exchange import Exchange, analyze
 
@@ -112,6 +113,51 @@ def test_the_template_path_judges_as_the_full_path(steps: list[tuple[str, str]],
     finally:
         assembler_module._template_of = original
     assert fast == full
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(VARIANT, PIECE, st.sampled_from([1, 2, 5, 6, 7, 40])), min_size=1, max_size=12),
+       st.booleans(), st.booleans())
+def test_a_run_of_identical_events_judges_as_each_event(steps: list[tuple[str, str, int]], usage: bool,
+                                                       crlf: bool) -> None:
+    """The decoder's runs (SSERun: copies of an event, counted at once by ChatWatch.repeats once settled) give the
+    verdicts, findings, offsets, counts and answer that feeding each copy gives."""
+    body = "".join(_event(kind, piece) * count for kind, piece, count in steps)
+    if crlf:  # a body with a CR takes the decoder's general line loop: no runs
+        body = body.replace("\n", "\r\n")
+    request = {**REQUEST, "stream_options": {"include_usage": True}} if usage else REQUEST
+
+    def judged() -> tuple[Any, ...]:
+        a = analyze(exchange(body, request), "openai")
+        return (verdicts(exchange(body, request)), a.assembled.to_json(), a.watch.events, a.watch.output_chunks,
+                a.watch.after_done, a.watch.after_error, a.watch.last_offset, a.stats.lf)
+
+    runs = judged()
+    original = sse_module.RUN_MIN
+    try:
+        sse_module.RUN_MIN = 1 << 40  # no run: every copy dispatched and fed as an event
+        each = judged()
+    finally:
+        sse_module.RUN_MIN = original
+    assert runs == each
+
+
+def test_a_flood_of_one_chunk_is_fed_as_a_run() -> None:
+    body = text("a") * 50_000 + text("", finish="stop") + "data: [DONE]\n\n"
+    fed: list[int] = []
+    original = assembler_module.Assembler.feed_events
+
+    def counting(self: Any, events: Any) -> None:
+        fed.append(len(events))
+        original(self, events)
+
+    assembler_module.Assembler.feed_events = counting  # type: ignore[method-assign]
+    try:
+        a = analyze(exchange(body), "openai")
+    finally:
+        assembler_module.Assembler.feed_events = original  # type: ignore[method-assign]
+    assert a.watch.events == 50_002 and a.assembled.choices[0].content == "a" * 50_000
+    assert sum(fed) < 2_500  # per slice of the body: its batch, a run and the run's first two copies; not 50,000
 
 
 @pytest.mark.parametrize("literal", ['"a\\"b"', '"a\\u0041"', '"tab\\t"', '"x", "role": "user"'])

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +28,7 @@ from conformance.protocols.chat.payloads import (
     error_object,
     fast_loads,
 )
-from conformance.wire.sse import SSEEvent, SSEStats
+from conformance.wire.sse import SSEEvent, SSERun, SSEStats
 
 
 class ThinkSplitter:
@@ -252,7 +252,7 @@ class Assembler:
         self.watch: Any = watch
         self._template: tuple[str, str] | None = None
 
-    def feed_events(self, events: list[SSEEvent]) -> None:
+    def feed_events(self, events: Sequence[SSEEvent | SSERun]) -> None:
         """Classify and merge events. The commonest event, a chunk with one choice at index 0 whose
         delta is one piece of text, is merged inline; anything else takes ``classify`` and ``feed``.
         """
@@ -263,6 +263,11 @@ class Assembler:
         watch = self.watch
         template = self._template
         for event in events:
+            if isinstance(event, SSERun):
+                self._template = template
+                self._run(event)
+                template = self._template
+                continue
             data = event.data
             if watch is not None:
                 watch.event(event.index, event.offset, event.end, event.type, event.data_lines)
@@ -301,6 +306,32 @@ class Assembler:
                     continue
             self.feed(classify(event))
         self._template = template
+
+    def _run(self, run: SSERun) -> None:
+        """Copies of the event just fed (``SSEDecoder(runs=True)``). The first two are fed as events; when the second
+        took the template path with text and left the watch as it found it but for the counters a copy moves
+        (``ChatWatch.settled``), every later copy would do the same: they are counted at once (``ChatWatch.repeats``)
+        and their text added in one piece. Otherwise each copy is fed as an event."""
+        watch: Any = self.watch
+        text = None
+        self.feed_events(run.events(1, 1))
+        if self._template is not None and self.result.done_end is None:
+            text = _templated(run.event.data, self._template)
+        if not text:  # not the template path, or no text: each copy as an event
+            self.feed_events(run.events(2))
+            return
+        before = watch.settled()
+        self.feed_events(run.events(2, 2))
+        choice = self.result.choices.get(0)
+        if self._template is None or choice is None or watch.settled() != before or "<" in text \
+                or choice.think.inside or choice.think.pending:
+            self.feed_events(run.events(3))
+            return
+        more = run.copies - 2
+        if more:
+            step = run.copies * run.step
+            watch.repeats(more, run.event.index + run.copies, run.event.offset + step, run.event.end + step, text)
+            choice.add_content(text * more)
 
     def _keep(self, payload: Payload) -> None:
         if self.watch is None:
@@ -510,5 +541,5 @@ def decode_and_assemble(pieces: Iterable[bytes], max_events: int | None = None, 
 
     assembler = Assembler(watch)
     assembler.result.structured = structured
-    events, stats = feed_sse(pieces, assembler.feed_events, max_events, keep=watch is None)
+    events, stats = feed_sse(pieces, assembler.feed_events, max_events, keep=watch is None, runs=watch is not None)
     return events, stats, assembler.payloads, assembler.close()

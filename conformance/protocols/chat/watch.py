@@ -17,7 +17,7 @@ stream) answers every envelope question as its predecessor did, so it is compare
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
 from conformance.protocols.chat.payloads import OUTPUT_FIELDS, PROFILE_KEYS, Payload
@@ -487,6 +487,33 @@ class ChatWatch(EventWatch):
         if calls is not None:
             self._calls(p, calls)
 
+    def settled(self) -> tuple[Any, ...]:
+        """Everything the watch keeps but the counters a copy of the last chunk moves (``repeats``): equal before and
+        after a copy, every later copy leaves it equal too (the same input in the same state)."""
+        return (_shape(self, _MOVED), tuple((i, _shape(t, _MOVED_TRACK)) for i, t in self.choices.items()))
+
+    def repeats(self, count: int, index: int, offset: int, end: int, text: str) -> None:
+        """``count`` more copies of the last chunk, settled (``settled`` unchanged by the last copy), the last of
+        them event ``index``: what ``event`` and ``repeat`` would do with each, at once."""
+        self.events += count
+        self.last_end, self.last_index, self.last_offset = end, index, offset
+        if self.done is not None:
+            self.after_done += count
+        if self.errors:
+            self.after_error += count
+        self.last_plain_chunk = index
+        self.output_chunks += count
+        track = self.choices[0]
+        track.deltas += count
+        if self.repeated is None:  # settled: no copy is a repeat (CHK-012), each adds its text
+            track.pieces.append(text * (count - 1))
+            track.pieces.append(text)
+            if len(track.pieces) - track.joined > 512:
+                track.pieces[track.joined:] = ["".join(track.pieces[track.joined:])]
+                track.joined += 1
+            track.text_len += count * len(text)
+            track.last = text
+
     def _repeats(self, p: Payload, track: ChoiceTrack, text: str) -> None:
         before_len, last = track.text_len, track.last
         repeats_all = before_len >= 16 and len(text) >= before_len and text.startswith(self._text(track))
@@ -545,3 +572,25 @@ class ChatWatch(EventWatch):
                 self.call_changed = (self.mark(p), index, ident, kind, was_id, was_type)
             self.call_first[index] = (was_id if was_id is not None else ident,
                                       was_type if was_type is not None else kind)
+
+
+_MOVED = frozenset({"events", "last_end", "last_index", "last_offset", "after_done", "after_error",
+                    "last_plain_chunk", "output_chunks", "choices"})
+_MOVED_TRACK = frozenset({"deltas", "pieces", "joined", "text_len", "last"})
+
+
+def _shape(obj: Any, moved: frozenset[str]) -> tuple[Any, ...]:
+    """The fields of a slotted dataclass but ``moved``, each as a value that a later change cannot alter: a container
+    by its length, a nested dataclass by its own fields."""
+    out: list[Any] = []
+    for f in fields(obj):
+        if f.name in moved:
+            continue
+        value = getattr(obj, f.name)
+        if isinstance(value, (list, dict, set)):
+            out.append(len(value))
+        elif is_dataclass(value):
+            out.append(_shape(value, frozenset()))
+        else:
+            out.append(value)
+    return tuple(out)
