@@ -1,5 +1,7 @@
 """What judging a stream costs, stage by stage, in one run: the strict SSE decoder alone, decode + assemble (the
-analysis), and decode + assemble + every rule (the verdicts), each in MB/s and in peak memory, with the ratios.
+analysis), and decode + assemble + every rule (the verdicts), each in MB/s and in peak memory, with the ratios; and
+what a run given an API key adds before any of them, the key masked in the body (``mask``: every JSON string literal
+read, the key being in none).
 
     python benchmarks/judge.py [--mb 20] [--repeat 3] [--no-memory]
 
@@ -28,7 +30,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-STAGES = ("decoder", "analyze", "judge")
+STAGES = ("decoder", "analyze", "judge", "mask")
+KEY = "sk-proj-Hostile0Echo1Key2Secret3"  # the key the mask stage looks for (in none of the bodies: every literal read)
 
 
 def _exchanges(kind: str, mb: float) -> list[Any]:
@@ -59,6 +62,7 @@ def one(stage: str, kind: str, mb: float, repeat: int) -> dict[str, float]:
 
     import conformance.checks as checks
     from conformance.exchange import analyze
+    from conformance.secrets import Scrubber
     from conformance.wire.sse import SSEDecoder
 
     exchanges = _exchanges(kind, mb)
@@ -75,6 +79,8 @@ def one(stage: str, kind: str, mb: float, repeat: int) -> dict[str, float]:
                 decoder.close()
             elif stage == "analyze":
                 analyze(ex, "openai")
+            elif stage == "mask":  # what recording with a key adds: Scrubber.data, the held body's masking
+                Scrubber([KEY]).data(ex.body)
             else:
                 checks.evaluate(analyze(ex, "openai"))
 
