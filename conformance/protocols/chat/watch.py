@@ -17,7 +17,7 @@ stream) answers every envelope question as its predecessor did, so it is compare
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from conformance.protocols.chat.payloads import OUTPUT_FIELDS, PROFILE_KEYS, Payload
@@ -579,18 +579,24 @@ _MOVED = frozenset({"events", "last_end", "last_index", "last_offset", "after_do
 _MOVED_TRACK = frozenset({"deltas", "pieces", "joined", "text_len", "last"})
 
 
-def _shape(obj: Any, moved: frozenset[str]) -> tuple[Any, ...]:
-    """The fields of a slotted dataclass but ``moved``, each as a value that a later change cannot alter: a container
-    by its length, a nested dataclass by its own fields."""
+_NAMES: dict[tuple[type, frozenset[str]], tuple[str, ...]] = {}
+
+
+def _shape(obj: Any, moved: frozenset[str] = frozenset()) -> tuple[Any, ...]:
+    """The fields of a dataclass but ``moved``, each as a value that a later change cannot alter: a container by its
+    length, a nested dataclass by its own fields."""
+    key = (type(obj), moved)
+    names = _NAMES.get(key)
+    if names is None:
+        names = _NAMES[key] = tuple(f.name for f in fields(obj) if f.name not in moved)
     out: list[Any] = []
-    for f in fields(obj):
-        if f.name in moved:
-            continue
-        value = getattr(obj, f.name)
-        if isinstance(value, (list, dict, set)):
+    for name in names:
+        value = getattr(obj, name)
+        kind = type(value)
+        if kind is list or kind is dict or kind is set:
             out.append(len(value))
-        elif is_dataclass(value):
-            out.append(_shape(value, frozenset()))
+        elif hasattr(kind, "__dataclass_fields__"):
+            out.append(_shape(value))
         else:
             out.append(value)
     return tuple(out)
