@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -239,3 +240,18 @@ def test_sigterm_mid_run_removes_the_spooled_bodies(tmp_path: Path) -> None:
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 128 + signal.SIGTERM and b"Traceback" not in err, err[-2000:]
     assert list(spool.iterdir()) == []
+
+
+def test_a_spooled_body_is_linked_into_the_wire_log_with_a_new_file_s_mode(tmp_path: Path) -> None:
+    """On one file system the wire log's copy of a spooled body is a hard link (a flood's gigabytes are not written
+    twice), with the mode a file created there gets, and it outlives the spool file."""
+    b = spooled(b"data: x\n\n" * 1000, tmp_path, "spool.body")
+    os.chmod(b.path, 0o600)  # as mkstemp makes a spool file
+    (tmp_path / "fresh").touch()
+    fresh = (tmp_path / "fresh").stat().st_mode & 0o777
+    target = tmp_path / "wire.body"
+    b.copy_to(target)
+    assert target.read_bytes() == b.path.read_bytes()
+    assert target.stat().st_ino == b.path.stat().st_ino and target.stat().st_mode & 0o777 == fresh
+    b.path.unlink()
+    assert target.read_bytes() == b"data: x\n\n" * 1000
