@@ -54,6 +54,8 @@ def _carries_payload(name: str, value: str) -> bool:
     return name.lstrip()[:1] in ("{", "[") or text[:1] in ("{", "[") or "[DONE]" in (name.strip(), text)
 
 _EOL = re.compile(rb"\r\n|\r|\n")
+COMMENT_RUN = 64  # identical comment lines in a row that the decoder counts at once
+_COMMENT_RUNS = re.compile(rb"(?m)^(:[^\n]*\n)(?:\1){%d,}" % (COMMENT_RUN - 1))
 
 
 class SSEEvent(NamedTuple):
@@ -190,6 +192,37 @@ class SSEDecoder:
         return out
 
     def _split_lines(self, buf: bytes, out: list[SSEEvent], final: bool = False) -> bytes:
+        if b"\r" not in buf and (buf[:1] == b":" or b"\n:" in buf):
+            return self._split_comment_runs(buf, out)
+        return self._split_some(buf, out, final)
+
+    def _split_comment_runs(self, buf: bytes, out: list[SSEEvent]) -> bytes:
+        """The LF line loop, with each run of at least ``COMMENT_RUN`` identical comment lines (a keep-alive flood)
+        read as its first line and counted, not split into a line each: the same stats, the same events."""
+        start = 0
+        for match in _COMMENT_RUNS.finditer(buf):
+            line = match.group(1)
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:  # each copy's invalid bytes are counted where they are: line by line
+                continue
+            if match.start() > start:
+                rest = self._split_some(buf[start:match.start()], out)  # whole lines: ends with LF
+                assert not rest
+            step = len(line)
+            self._split_some(line, out)  # the first copy, as any comment line
+            copies = (match.end() - match.start()) // step - 1
+            stats = self.stats
+            stats.lf += copies
+            stats.comments += copies
+            pos = self._buf_start
+            keep = min(copies, _KEEP - len(stats.comment_offsets))
+            stats.comment_offsets += [pos + j * step for j in range(max(keep, 0))]
+            self._buf_start = pos + copies * step
+            start = match.end()
+        return self._split_some(buf[start:], out)
+
+    def _split_some(self, buf: bytes, out: list[SSEEvent], final: bool = False) -> bytes:
         pos = self._buf_start
         if b"\r" not in buf:
             lines = buf.split(b"\n")

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-import pytest
+import re
+from typing import Any
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import conformance.wire.sse as sse_module
 from conformance.wire.errors import WireError
-from conformance.wire.sse import SSEDecoder, decode_sse
+from conformance.wire.sse import SSEDecoder, SSERun, decode_sse, pieces
 
 CASES = [
     ("lf", b"data: a\n\n", ["a"]),
@@ -105,3 +111,44 @@ def test_feed_after_close_is_a_wire_error() -> None:
     decoder.close()
     with pytest.raises(WireError):
         decoder.feed(b"data: a\n\n")
+
+
+LINES = st.sampled_from([b":\n", b": ping\n", b":\xff\n", b"data: a\n", b"\n", b"event: x\n", b": ping\n\n",
+                         b"data: {\"a\": 1}\n\n", b":\r\n", b"id: 1\n"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(LINES, st.sampled_from([1, 2, 63, 64, 65, 130])), min_size=1, max_size=8),
+       st.lists(st.integers(1, 4000), max_size=5), st.booleans())
+def test_a_run_of_comment_lines_is_decoded_as_line_by_line(runs: list[tuple[bytes, int]], cuts: list[int],
+                                                           runs_mode: bool) -> None:
+    """The decoder counts a run of identical comment lines at once (a keep-alive flood): the events and every stat are
+    what reading each line gives, in any chunking."""
+    body = b"".join(line * count for line, count in runs) + b"data: end\n\n"
+    bounds = sorted({c for c in cuts if c < len(body)})
+
+    def decoded() -> tuple[list[Any], Any]:
+        decoder = SSEDecoder(runs=runs_mode)
+        events: list[Any] = []
+        for piece in pieces(body, bounds):
+            events += decoder.feed(piece)
+        events += decoder.close()
+        flat = [e for item in events for e in ([item.event, *item.events()] if isinstance(item, SSERun) else [item])]
+        return flat, decoder.stats
+
+    fast = decoded()
+    original = sse_module._COMMENT_RUNS
+    try:
+        sse_module._COMMENT_RUNS = re.compile(rb"(?!)")  # never matches: every line read one by one
+        slow = decoded()
+    finally:
+        sse_module._COMMENT_RUNS = original
+    assert fast == slow
+
+
+def test_a_comment_flood_is_counted_not_read_line_by_line() -> None:
+    body = b":\n" * 1_000_000 + b"data: a\n\n"
+    events, stats = decode_sse(body)
+    assert [e.data for e in events] == ["a"] and events[0].end == 2_000_009  # the comments are of its block
+    assert stats.comments == 1_000_000 and stats.lf == 1_000_002 and stats.comment_offsets[:3] == [0, 2, 4]
+    assert len(stats.comment_offsets) == 64
