@@ -160,6 +160,23 @@ def test_a_flood_of_one_chunk_is_fed_as_a_run() -> None:
     assert sum(fed) < 2_500  # per slice of the body: its batch, a run and the run's first two copies; not 50,000
 
 
+def test_a_run_of_an_untracked_choice_is_fed_copy_by_copy() -> None:
+    """Past MAX_TRACKED choice indices the watch tracks no more: a run for an untracked choice 0 is judged as each of
+    its copies, not counted into a track that does not exist."""
+    from conformance.protocols.chat.watch import MAX_TRACKED
+
+    many = "".join(event([{"index": i, "delta": {"content": "x"}, "finish_reason": None}])
+                   for i in range(1, MAX_TRACKED + 1))
+    body = many + text("a") * 20 + "data: [DONE]\n\n"
+    runs = verdicts(exchange(body))
+    original = sse_module.RUN_MIN
+    try:
+        sse_module.RUN_MIN = 1 << 40
+        assert verdicts(exchange(body)) == runs
+    finally:
+        sse_module.RUN_MIN = original
+
+
 @pytest.mark.parametrize("literal", ['"a\\"b"', '"a\\u0041"', '"tab\\t"', '"x", "role": "user"'])
 def test_a_text_that_is_not_a_plain_literal_leaves_the_template(literal: str) -> None:
     template = assembler_module._template_of('{"choices": [{"delta": {"content": "ab"}}]}', "ab",

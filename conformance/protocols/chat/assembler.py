@@ -323,8 +323,8 @@ class Assembler:
         before = watch.settled()
         self.feed_events(run.events(2, 2))
         choice = self.result.choices.get(0)
-        if self._template is None or choice is None or watch.settled() != before or "<" in text \
-                or choice.think.inside or choice.think.pending:
+        if self._template is None or choice is None or 0 not in watch.choices or watch.settled() != before \
+                or "<" in text or choice.think.inside or choice.think.pending:  # (choice 0 untracked: past MAX_TRACKED)
             self.feed_events(run.events(3))
             return
         more = run.copies - 2
