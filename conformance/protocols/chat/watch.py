@@ -506,13 +506,9 @@ class ChatWatch(EventWatch):
         track = self.choices[0]
         track.deltas += count
         if self.repeated is None:  # settled: no copy is a repeat (CHK-012), each adds its text
-            track.pieces.append(text * (count - 1))
-            track.pieces.append(text)
-            if len(track.pieces) - track.joined > 512:
-                track.pieces[track.joined:] = ["".join(track.pieces[track.joined:])]
-                track.joined += 1
-            track.text_len += count * len(text)
-            track.last = text
+            if count > 1:
+                _add_piece(track, text * (count - 1))
+            _add_piece(track, text)
 
     def _repeats(self, p: Payload, track: ChoiceTrack, text: str) -> None:
         before_len, last = track.text_len, track.last
@@ -521,13 +517,7 @@ class ChatWatch(EventWatch):
         if repeats_all or grows_last:
             self.repeated = (self.mark(p), before_len if repeats_all else len(last))
             return
-        pieces = track.pieces
-        pieces.append(text)
-        if len(pieces) - track.joined > 512:  # join the last pieces: a string per token costs ~60 bytes
-            pieces[track.joined:] = ["".join(pieces[track.joined:])]
-            track.joined += 1
-        track.text_len += len(text)
-        track.last = text
+        _add_piece(track, text)
 
     @staticmethod
     def _text(track: ChoiceTrack) -> str:
@@ -572,6 +562,17 @@ class ChatWatch(EventWatch):
                 self.call_changed = (self.mark(p), index, ident, kind, was_id, was_type)
             self.call_first[index] = (was_id if was_id is not None else ident,
                                       was_type if was_type is not None else kind)
+
+
+def _add_piece(track: ChoiceTrack, text: str) -> None:
+    """A piece of a choice's text, for CHK-012's repeat check: kept, counted, and the last one remembered."""
+    pieces = track.pieces
+    pieces.append(text)
+    if len(pieces) - track.joined > 512:  # join the last pieces: a string per token costs ~60 bytes
+        pieces[track.joined:] = ["".join(pieces[track.joined:])]
+        track.joined += 1
+    track.text_len += len(text)
+    track.last = text
 
 
 _MOVED = frozenset({"events", "last_end", "last_index", "last_offset", "after_done", "after_error",

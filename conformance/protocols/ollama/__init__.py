@@ -24,7 +24,7 @@ def analyze(a: Any, pieces: Any) -> None:
                 watch.line(line)
         for line in decoder.close():
             watch.line(line)
-        a.ndjson, a.frames, a.answer = decoder, watch, watch.answer()
+        a.ndjson, a.frames, a.answer = decoder, watch, watch.assembled.answer()
     elif a.format == "json":
         a.json_body = json.loads(whole(a.exchange.body).decode("utf-8"))
         a.answer = assemble_frames([a.json_body])

@@ -11,24 +11,43 @@ from collections.abc import Iterable
 from typing import Any
 
 
-def assemble_frames(frames: Iterable[Any]) -> dict[str, Any]:
-    """Content, reasoning, finish reason, usage and error of an Ollama NDJSON stream's frames (or one JSON body)."""
-    content, reasoning, finish, error, usage = "", "", None, None, None
-    for frame in frames:
+class FrameAnswer:
+    """Content, reasoning, finish reason, usage and error of Ollama frames, added one at a time."""
+
+    def __init__(self) -> None:
+        self.content: list[str] = []
+        self.reasoning: list[str] = []
+        self.finish: Any = None
+        self.error: dict[str, str] | None = None
+        self.usage: dict[str, Any] | None = None
+
+    def add(self, frame: Any) -> None:
         if not isinstance(frame, dict):
-            continue
+            return
         if "error" in frame:
-            error = {"message": str(frame["error"])}
-            continue
+            self.error = {"message": str(frame["error"])}
+            return
         raw_message = frame.get("message")
         message: dict[str, Any] = raw_message if isinstance(raw_message, dict) else {}
-        text = message.get("content", frame.get("response"))
-        content += text if isinstance(text, str) else ""
-        thinking = message.get("thinking", frame.get("thinking"))
-        reasoning += thinking if isinstance(thinking, str) else ""
+        for parts, text in ((self.content, message.get("content", frame.get("response"))),
+                            (self.reasoning, message.get("thinking", frame.get("thinking")))):
+            if isinstance(text, str) and text:
+                parts.append(text)
+                if len(parts) > 512:  # a string per frame costs ~60 bytes beside its text: join as they come
+                    parts[:] = ["".join(parts)]
         if frame.get("done") is True:
-            finish = frame.get("done_reason")
+            self.finish = frame.get("done_reason")
             if "eval_count" in frame:
-                usage = {"prompt_tokens": frame.get("prompt_eval_count"), "completion_tokens": frame.get("eval_count")}
-    return {"content": content, "reasoning": reasoning, "refusal": None, "tool_calls": [], "finish_reason": finish,
-            "usage": usage, "error": error}
+                self.usage = {"prompt_tokens": frame.get("prompt_eval_count"), "completion_tokens": frame.get("eval_count")}
+
+    def answer(self) -> dict[str, Any]:
+        return {"content": "".join(self.content), "reasoning": "".join(self.reasoning), "refusal": None,
+                "tool_calls": [], "finish_reason": self.finish, "usage": self.usage, "error": self.error}
+
+
+def assemble_frames(frames: Iterable[Any]) -> dict[str, Any]:
+    """Content, reasoning, finish reason, usage and error of an Ollama NDJSON stream's frames (or one JSON body)."""
+    answer = FrameAnswer()
+    for frame in frames:
+        answer.add(frame)
+    return answer.answer()

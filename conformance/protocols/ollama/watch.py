@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.protocols.ollama.assembler import FrameAnswer
 from conformance.wire.ndjson import NDJSONLine
 
 MAX_MODELS = 16  # distinct model names kept (OLL-008 needs two, or one that is not a name)
@@ -53,12 +54,7 @@ class FrameWatch:
     pull_problem: tuple[str, Mark] | None = None  # the first pull frame without a status, or a bad progress frame
     eval_count: int | None = None  # the last frame's eval_count (tokens_used)
     undone: int = 0  # frames with done: false
-    # the assembled answer, as ``assemble_frames`` builds it
-    content: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
-    finish: Any = None
-    error: dict[str, str] | None = None
-    usage: dict[str, Any] | None = None
+    assembled: FrameAnswer = field(default_factory=FrameAnswer)  # the answer, frame by frame
 
     def line(self, ln: NDJSONLine) -> None:
         value = ln.value
@@ -90,12 +86,11 @@ class FrameWatch:
             self.undone += 1
         if isinstance(value.get("eval_count"), int):
             self.eval_count = value["eval_count"]
+        self.assembled.add(value)
         if "error" in value:
             self.failed = True
-            self.error = {"message": str(value["error"])}
             return
         self._shape(index, ln.offset, value)
-        self._assemble(value)
 
     def _shape(self, index: int, offset: int, frame: dict[str, Any]) -> None:
         """OLL-007 and OLL-008 read the success frames up to the first of the wrong shape."""
@@ -129,27 +124,3 @@ class FrameWatch:
             if not isinstance(frame["digest"], str) or not isinstance(total, int) or not isinstance(done, int) \
                     or isinstance(total, bool) or not 0 <= done <= total:
                 self.pull_problem = ("progress frame", Mark(index, offset, frame))
-
-    def _assemble(self, frame: dict[str, Any]) -> None:
-        raw_message = frame.get("message")
-        message: dict[str, Any] = raw_message if isinstance(raw_message, dict) else {}
-        text = message.get("content", frame.get("response"))
-        if isinstance(text, str) and text:
-            self.content.append(text)
-        thinking = message.get("thinking", frame.get("thinking"))
-        if isinstance(thinking, str) and thinking:
-            self.reasoning.append(thinking)
-        if len(self.content) > 512:  # a string per frame costs ~60 bytes beside its text: join as they come
-            self.content[:] = ["".join(self.content)]
-        if len(self.reasoning) > 512:
-            self.reasoning[:] = ["".join(self.reasoning)]
-        if frame.get("done") is True:
-            self.finish = frame.get("done_reason")
-            if "eval_count" in frame:
-                self.usage = {"prompt_tokens": frame.get("prompt_eval_count"),
-                              "completion_tokens": frame.get("eval_count")}
-
-    def answer(self) -> dict[str, Any]:
-        """The assembled answer (``assemble_frames`` of every frame)."""
-        return {"content": "".join(self.content), "reasoning": "".join(self.reasoning), "refusal": None,
-                "tool_calls": [], "finish_reason": self.finish, "usage": self.usage, "error": self.error}
