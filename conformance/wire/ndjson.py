@@ -48,6 +48,8 @@ class NDJSONDecoder:
     def __init__(self, max_line: int = DEFAULT_MAX_LINE) -> None:
         self._max_line = max_line
         self._buf = b""
+        self._more: list[bytes] = []  # pieces fed after _buf with no LF in them: joined once the line ends
+        self._more_len = 0
         self._start = 0
         self._count = 0
         self._closed = False
@@ -62,7 +64,13 @@ class NDJSONDecoder:
         if self._closed:
             raise WireError("bytes fed after the end of the stream", self.total_bytes)
         self.total_bytes += len(data)
-        buf = self._buf + data if self._buf else data
+        if self._buf and b"\n" not in data:
+            self._more.append(data)  # a long line arriving piece by piece: not copied again on every feed
+            self._more_len += len(data)
+            if len(self._buf) + self._more_len > self._max_line:
+                raise WireError(f"a line longer than {self._max_line} bytes", self._start)
+            return []
+        buf = self._joined(data)
         parts = buf.split(b"\n")
         rest = parts.pop()
         out: list[NDJSONLine] = []
@@ -76,12 +84,19 @@ class NDJSONDecoder:
         self._buf = rest
         return out
 
+    def _joined(self, data: bytes = b"") -> bytes:
+        if self._more:
+            buf = b"".join([self._buf, *self._more, data])
+            self._more, self._more_len = [], 0
+            return buf
+        return self._buf + data if self._buf else data
+
     def close(self) -> list[NDJSONLine]:
         """End of stream: a last line without LF is reported as partial."""
         if self._closed:
             return []
         self._closed = True
-        rest, self._buf = self._buf, b""
+        rest, self._buf = self._joined(), b""
         if not rest:
             return []
         self.tail_offset = self._start

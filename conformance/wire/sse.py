@@ -139,6 +139,8 @@ class SSEDecoder:
         self._max_line = max_line
         self._buf = b""
         self._buf_start = 0  # absolute offset of _buf[0]
+        self._more: list[bytes] = []  # pieces fed after _buf with no line end in them: joined once a line ends
+        self._more_len = 0
         self._bom_pending = True
         self._closed = False
         self._events = 0
@@ -155,7 +157,13 @@ class SSEDecoder:
         if not data:
             return []
         self.stats.total_bytes += len(data)
-        buf = self._buf + data if self._buf else data
+        if self._buf and not self._bom_pending and self._buf[-1:] != b"\r" and b"\n" not in data and b"\r" not in data:
+            self._more.append(data)  # a long line arriving piece by piece: not copied again on every feed
+            self._more_len += len(data)
+            if len(self._buf) + self._more_len > self._max_line:
+                raise WireError(f"a line longer than {self._max_line} bytes", self._buf_start)
+            return []
+        buf = self._joined(data)
         if self._bom_pending:
             if len(buf) < 3 and BOM.startswith(buf):
                 self._buf = buf
@@ -172,11 +180,19 @@ class SSEDecoder:
         self._buf = rest
         return out
 
+    def _joined(self, data: bytes = b"") -> bytes:
+        if self._more:
+            buf = b"".join([self._buf, *self._more, data])
+            self._more, self._more_len = [], 0
+            return buf
+        return self._buf + data if self._buf else data
+
     def close(self) -> list[SSEEvent]:
         """End of stream: an unterminated last event is discarded, and recorded in the stats."""
         if self._closed:
             return []
         self._closed = True
+        self._buf = self._joined()
         self._bom_pending = False
         out: list[SSEEvent] = []
         if self._buf.endswith(b"\r"):  # a CR held back in case an LF followed: it was a line end
