@@ -54,6 +54,7 @@ def _carries_payload(name: str, value: str) -> bool:
     return name.lstrip()[:1] in ("{", "[") or text[:1] in ("{", "[") or "[DONE]" in (name.strip(), text)
 
 _EOL = re.compile(rb"\r\n|\r|\n")
+_COMMENT_LINE = re.compile(rb"\n:")  # three times faster than `b"\n:" in buf` on a long buffer
 COMMENT_RUN = 64  # identical comment lines in a row that the decoder counts at once
 _COMMENT_RUNS = re.compile(rb"(?m)^(:[^\n]*\n)(?:\1){%d,}" % (COMMENT_RUN - 1))
 
@@ -115,6 +116,9 @@ class SSERun(NamedTuple):
     event: SSEEvent
     copies: int
     step: int
+    # the run goes on from the last event of the batch before (``event`` is that event; the decoder dispatched nothing
+    # between them): a flood or a stuck model split across reads comes as one run per read
+    continued: bool = False
 
     def events(self, first: int = 1, last: int | None = None) -> list[SSEEvent]:
         """Copies ``first`` to ``last`` (to the end of the run), as the decoder would have dispatched them."""
@@ -149,6 +153,9 @@ class SSEDecoder:
         self._last_id = ""
         self._block_start: int | None = None
         self._block_fields = False
+        # (runs) the last lines the line loop read were a one-line event, or a run of it: its data line, the event
+        # (the run's last copy) and its block's length; a run that goes on in the next lines is reported as continued
+        self._last_one: tuple[bytes, SSEEvent, int] | None = None
 
     def feed(self, data: bytes) -> list[SSEEvent]:
         """Decode more bytes; returns the events completed by them."""
@@ -208,7 +215,10 @@ class SSEDecoder:
         return out
 
     def _split_lines(self, buf: bytes, out: list[SSEEvent], final: bool = False) -> bytes:
-        if b"\r" not in buf and (buf[:1] == b":" or b"\n:" in buf):
+        if b"\r" in buf:
+            self._last_one = None  # the CR loop reads the lines: not the runs loop
+        elif buf[:1] == b":" or _COMMENT_LINE.search(buf):
+            self._last_one = None
             return self._split_comment_runs(buf, out)
         return self._split_some(buf, out, final)
 
@@ -285,28 +295,46 @@ class SSEDecoder:
     def _lines_with_runs(self, lines: list[bytes], pos: int, out: list[Any]) -> int:
         """The LF line loop of ``_split_lines``, which reports a run of identical one-line events as an ``SSERun``."""
         i, n = 0, len(lines)
+        last = self._last_one
+        self._last_one = None
+        if last is not None and n > 1 and lines[0] == last[0]:  # the run of the lines before goes on?
+            data, event, step = last
+            j = _pairs(lines, 0, data)
+            count = j // 2
+            if count >= RUN_MIN:
+                out.append(SSERun(event, count, step, continued=True))
+                self._events += count
+                pos += count * step
+                i = j
+                if i == n:
+                    self._last_one = (data, _copy(event, count, step), step)
+                    return pos
         while i < n:
             line = lines[i]
             end = pos + len(line) + 1
             if not line:
                 start = self._block_start
                 one = start is not None and len(self._data) == 1 and not self._type and i > 0 \
-                    and start == pos - len(lines[i - 1]) - 1 and lines[i - 1][:6] == b"data: "
+                    and start == pos - len(lines[i - 1]) - 1 and lines[i - 1][:6] == b"data: " \
+                    and ("\ufffd" not in self._data[0] or _valid(lines[i - 1]))  # (each copy's bad bytes count)
                 dispatched = len(out)
                 self._dispatch(end, out)
                 pos, i = end, i + 1
                 if one and len(out) > dispatched:  # the block was one data line: do copies of it follow?
                     data = lines[i - 2]
-                    j = i
-                    while j + 1 < n and lines[j + 1] == b"" and lines[j] == data:
-                        j += 2
-                    count = (j - i) // 2
-                    if count >= RUN_MIN:
-                        step = end - start  # type: ignore[operator]
-                        out.append(SSERun(out[-1], count, step))
-                        self._events += count
-                        pos += count * step
-                        i = j
+                    step = end - start  # type: ignore[operator]
+                    event = out[-1]
+                    if i + 1 < n and lines[i] == data:
+                        j = _pairs(lines, i, data)
+                        count = (j - i) // 2
+                        if count >= RUN_MIN:
+                            out.append(SSERun(event, count, step))
+                            self._events += count
+                            pos += count * step
+                            i = j
+                            event = _copy(event, count, step)
+                    if i == n:
+                        self._last_one = (data, event, step)
                 continue
             if line[:6] == b"data: ":
                 try:
@@ -392,6 +420,39 @@ class SSEDecoder:
         self._block_fields = False
         self._data = []
         self._type = ""
+
+
+def _valid(line: bytes) -> bool:
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _copy(event: SSEEvent, j: int, step: int) -> SSEEvent:
+    """Copy ``j`` of a one-line event repeated every ``step`` bytes."""
+    return event._replace(index=event.index + j, offset=event.offset + j * step, end=event.end + j * step)
+
+
+def _pairs(lines: list[bytes], i: int, data: bytes) -> int:
+    """Where the pairs of ``data`` and a blank line that start at ``lines[i]`` end (``i`` when none does): compared a
+    slice at a time, the slices doubling while they match and halving once one does not."""
+    n = len(lines)
+    pair = [data, b""]
+    size, grow = 1, True
+    while True:
+        m = min(size, (n - i) // 2)
+        if m == 0:
+            return i
+        if lines[i : i + 2 * m] == pair * m:
+            i += 2 * m
+            if grow:
+                size *= 2
+        elif m == 1:
+            return i
+        else:
+            size, grow = m // 2, False
 
 
 def pieces(body: bytes, cuts: list[int] | None = None) -> list[bytes]:

@@ -115,31 +115,102 @@ def test_the_template_path_judges_as_the_full_path(steps: list[tuple[str, str]],
     assert fast == full
 
 
+def judged_in_pieces(body: str, request: dict[str, Any], step: int | None,
+                     cuts: list[int] | None = None) -> tuple[Any, ...]:
+    """Everything the runs could change: verdicts (findings, offsets), the answer, the watch's counts, the stats."""
+    raw = body.encode()
+    cuts = cuts or (list(range(step, len(raw), step)) if step else None)
+    a = analyze(exchange(raw, request), "openai", cuts)
+    found = [(v.rule.id, str(v.outcome), [(f.message, f.event_index, f.byte_offset) for f in v.findings])
+             for v in evaluate(a)]
+    return (found, a.assembled.to_json(), a.watch.events, a.watch.output_chunks, a.watch.after_done,
+            a.watch.after_error, a.watch.last_offset, a.stats.lf)
+
+
+def judged_each(body: str, request: dict[str, Any], step: int | None,
+                cuts: list[int] | None = None) -> tuple[Any, ...]:
+    original = sse_module.RUN_MIN
+    try:
+        sse_module.RUN_MIN = 1 << 40  # no run: every copy dispatched and fed as an event
+        return judged_in_pieces(body, request, step, cuts)
+    finally:
+        sse_module.RUN_MIN = original
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(VARIANT, PIECE, st.sampled_from([1, 2, 5, 6, 7, 40])), min_size=1, max_size=12),
-       st.booleans(), st.booleans())
+@given(st.lists(st.tuples(VARIANT, PIECE, st.sampled_from([1, 2, 5, 6, 7, 40, 90])), min_size=1, max_size=12),
+       st.booleans(), st.booleans(), st.one_of(st.none(), st.integers(20, 600)))
 def test_a_run_of_identical_events_judges_as_each_event(steps: list[tuple[str, str, int]], usage: bool,
-                                                       crlf: bool) -> None:
-    """The decoder's runs (SSERun: copies of an event, counted at once by ChatWatch.repeats once settled) give the
-    verdicts, findings, offsets, counts and answer that feeding each copy gives."""
+                                                       crlf: bool, step: int | None) -> None:
+    """The decoder's runs (SSERun: copies of an event, counted at once by ChatWatch.repeats once settled; a run that
+    goes on in the next piece, counted at once after a counted run) give the verdicts, findings, offsets, counts and
+    answer that feeding each copy gives, whole or fed in pieces."""
     body = "".join(_event(kind, piece) * count for kind, piece, count in steps)
     if crlf:  # a body with a CR takes the decoder's general line loop: no runs
         body = body.replace("\n", "\r\n")
     request = {**REQUEST, "stream_options": {"include_usage": True}} if usage else REQUEST
+    assert judged_in_pieces(body, request, step) == judged_each(body, request, step)
 
-    def judged() -> tuple[Any, ...]:
-        a = analyze(exchange(body, request), "openai")
-        return (verdicts(exchange(body, request)), a.assembled.to_json(), a.watch.events, a.watch.output_chunks,
-                a.watch.after_done, a.watch.after_error, a.watch.last_offset, a.stats.lf)
 
-    runs = judged()
-    original = sse_module.RUN_MIN
+CONTINUED_BODIES = {
+    "flood": text("a") * 3_000 + text("", finish="stop") + "data: [DONE]\n\n",
+    "flood-after-done": "data: [DONE]\n\n" + text("a") * 2_000,
+    "flood-after-finish": text("", finish="stop") + text("b") * 2_000 + "data: [DONE]\n\n",
+    "repeats-the-answer": text("abcdefghijklmnopqrstuvwxyz") * 1_500 + "data: [DONE]\n\n",
+    "two-floods": text("a") * 1_000 + text("b") * 1_000 + text("a") * 1_000 + "data: [DONE]\n\n",
+    "think": text("<think>") + text("x") * 1_500 + text("</think>") + text("y") * 1_500 + "data: [DONE]\n\n",
+}
+
+
+@pytest.mark.parametrize("step", [37, 150, 1_000, 4_096])
+@pytest.mark.parametrize("name", sorted(CONTINUED_BODIES))
+def test_a_run_that_goes_on_in_the_next_piece_judges_as_each_event(name: str, step: int) -> None:
+    body = CONTINUED_BODIES[name]
+    assert judged_in_pieces(body, REQUEST, step) == judged_each(body, REQUEST, step)
+
+
+PARTS = {  # a body read in exactly these pieces: what ends one piece and starts the next is the case
+    "an-id-line-between": [text("a") * 10 + "id: 7\n", text("a") * 10 + "data: [DONE]\n\n"],
+    "a-type-between": [text("a") * 10 + "event: other\n", text("a") * 10 + "data: [DONE]\n\n"],
+    "finish-then-the-same-chunk": [text("a") * 10, text("", finish="stop") + text("a"), text("a") * 10],
+    "done-then-the-same-chunk": [text("a") * 10, "data: [DONE]\n\n" + text("a"), text("a") * 10],
+    "a-partial-line": [text("a") * 10 + text("a")[:9], text("a")[9:] + text("a") * 10],
+    "a-blank-line-apart": [text("a") * 10, "\n" + text("a") * 10],
+    "another-chunk-then-an-id-line": [text("a") * 10, text("b") + "id: 7\n", text("a") * 10],
+}
+
+
+@pytest.mark.parametrize("name", sorted(PARTS))
+def test_what_lies_between_two_pieces_breaks_the_run(name: str) -> None:
+    parts = PARTS[name]
+    body = "".join(parts)
+    cuts = [len("".join(parts[:k]).encode()) for k in range(1, len(parts))]
+    assert judged_in_pieces(body, REQUEST, None, cuts) == judged_each(body, REQUEST, None, cuts)
+
+
+def test_a_flood_read_in_pieces_comes_as_continued_runs_counted_at_once() -> None:
+    raw = (text("a") * 3_000 + "data: [DONE]\n\n").encode()
+    decoder = sse_module.SSEDecoder(runs=True)
+    items = [item for piece in sse_module.pieces(raw, list(range(1_000, len(raw), 1_000))) for item in decoder.feed(piece)]
+    continued = [item for item in items if isinstance(item, sse_module.SSERun) and item.continued]
+    assert len(continued) > 100
+    first = continued[0]  # it goes on from the last event of the piece before it
+    assert first.event.index + first.copies == sum(1 if isinstance(i, sse_module.SSEEvent) else i.copies for i in
+                                                    items[: items.index(first) + 1]) - 1
+    counted = []
+    original = assembler_module.Assembler._count
+
+    def spy(self: Any, run: Any, more: int, piece: str) -> None:
+        counted.append(run.continued)
+        original(self, run, more, piece)
+
+    assembler_module.Assembler._count = spy  # type: ignore[method-assign]
     try:
-        sse_module.RUN_MIN = 1 << 40  # no run: every copy dispatched and fed as an event
-        each = judged()
+        a = analyze(exchange(raw), "openai", list(range(1_000, len(raw), 1_000)))
     finally:
-        sse_module.RUN_MIN = original
-    assert runs == each
+        assembler_module.Assembler._count = original  # type: ignore[method-assign]
+    assert a.assembled.choices[0].content == "a" * 3_000 and a.watch.events == 3_001
+    assert counted.count(True) > 100  # the continued runs counted at once, not fed copy by copy
 
 
 def test_a_flood_of_one_chunk_is_fed_as_a_run() -> None:

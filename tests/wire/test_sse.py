@@ -113,6 +113,11 @@ def test_feed_after_close_is_a_wire_error() -> None:
         decoder.feed(b"data: a\n\n")
 
 
+def flatten(items: list[Any]) -> list[Any]:
+    """The events a ``runs`` decoder's items stand for: each run as its copies."""
+    return [e for item in items for e in (item.events() if isinstance(item, SSERun) else [item])]
+
+
 LINES = st.sampled_from([b":\n", b": ping\n", b":\xff\n", b"data: a\n", b"\n", b"event: x\n", b": ping\n\n",
                          b"data: {\"a\": 1}\n\n", b":\r\n", b"id: 1\n"])
 
@@ -133,8 +138,7 @@ def test_a_run_of_comment_lines_is_decoded_as_line_by_line(runs: list[tuple[byte
         for piece in pieces(body, bounds):
             events += decoder.feed(piece)
         events += decoder.close()
-        flat = [e for item in events for e in ([item.event, *item.events()] if isinstance(item, SSERun) else [item])]
-        return flat, decoder.stats
+        return flatten(events), decoder.stats
 
     fast = decoded()
     original = sse_module._COMMENT_RUNS
@@ -146,9 +150,43 @@ def test_a_run_of_comment_lines_is_decoded_as_line_by_line(runs: list[tuple[byte
     assert fast == slow
 
 
+BLOCKS = st.sampled_from([b"data: a\n\n", b"data: b\n\n", b"data: a\n", b"\n", b": ping\n", b"event: x\n",
+                          b"id: 7\n", b"data: a\r\n\r\n", b"data:a\n\n", b"data: \xff\n\n", b"data: a\ndata: a\n\n"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(BLOCKS, st.sampled_from([1, 3, 4, 5, 9, 40, 200])), min_size=1, max_size=8),
+       st.one_of(st.lists(st.integers(1, 4000), max_size=8), st.integers(1, 300)))
+def test_runs_mode_gives_the_events_and_stats_of_plain_mode(blocks: list[tuple[bytes, int]],
+                                                            cuts: list[int] | int) -> None:
+    """A ``runs`` decoder's items (events, runs of an event's copies, runs that go on from the piece before) stand
+    for exactly the events and stats a plain decoder gives, in any chunking."""
+    body = b"".join(block * count for block, count in blocks) + b"data: end\n\n"
+    bounds = (sorted({c for c in cuts if c < len(body)}) if isinstance(cuts, list)
+              else list(range(cuts, len(body), cuts)))
+
+    def decoded(runs: bool) -> tuple[list[Any], Any]:
+        decoder = SSEDecoder(runs=runs)
+        items: list[Any] = []
+        for piece in pieces(body, bounds):
+            items += decoder.feed(piece)
+        items += decoder.close()
+        return flatten(items), decoder.stats
+
+    assert decoded(True) == decoded(False)
+
+
 def test_a_comment_flood_is_counted_not_read_line_by_line() -> None:
     body = b":\n" * 1_000_000 + b"data: a\n\n"
     events, stats = decode_sse(body)
     assert [e.data for e in events] == ["a"] and events[0].end == 2_000_009  # the comments are of its block
     assert stats.comments == 1_000_000 and stats.lf == 1_000_002 and stats.comment_offsets[:3] == [0, 2, 4]
     assert len(stats.comment_offsets) == 64
+
+
+def test_a_run_of_events_with_invalid_utf8_counts_each_copy() -> None:
+    # the copies of an event with bad bytes are not a run: each copy's bytes are counted (SSE-001 says how many)
+    decoder = SSEDecoder(runs=True)
+    items = decoder.feed(b"data: \xff\n\n" * 20)
+    assert len(items) == 20 and not any(isinstance(i, SSERun) for i in items)
+    assert decoder.stats.invalid_utf8_count == 20 and decoder.stats.invalid_utf8[:3] == [6, 15, 24]

@@ -251,6 +251,8 @@ class Assembler:
         # kept and a chunk that repeats the last one's bytes but for its text takes the template path below
         self.watch: Any = watch
         self._template: tuple[str, str] | None = None
+        # the last item fed was a run counted at once: its data and text (a run that goes on from it is counted too)
+        self._counted: tuple[str, str] | None = None
 
     def feed_events(self, events: Sequence[SSEEvent | SSERun]) -> None:
         """Classify and merge events. The commonest event, a chunk with one choice at index 0 whose
@@ -306,13 +308,19 @@ class Assembler:
                     continue
             self.feed(classify(event))
         self._template = template
+        if events and not isinstance(events[-1], SSERun):
+            self._counted = None
 
     def _run(self, run: SSERun) -> None:
         """Copies of the event just fed (``SSEDecoder(runs=True)``). The first two are fed as events; when the second
         took the template path with text and left the watch as it found it but for the counters a copy moves
         (``ChatWatch.settled``), every later copy would do the same: they are counted at once (``ChatWatch.repeats``)
-        and their text added in one piece. Otherwise each copy is fed as an event."""
-        watch: Any = self.watch
+        and their text added in one piece. Otherwise each copy is fed as an event. A run that goes on from a run
+        counted so (the next read of the same flood) is counted at once: its copies are more of the same."""
+        counted, self._counted = self._counted, None
+        if run.continued and counted is not None and counted[0] == run.event.data:
+            self._count(run, run.copies, counted[1])
+            return
         text = None
         self.feed_events(run.events(1, 1))
         if self._template is not None and self.result.done_end is None:
@@ -320,18 +328,23 @@ class Assembler:
         if not text:  # not the template path, or no text: each copy as an event
             self.feed_events(run.events(2))
             return
-        before = watch.settled()
+        before = self.watch.settled()
         self.feed_events(run.events(2, 2))
         choice = self.result.choices.get(0)
-        if self._template is None or choice is None or 0 not in watch.choices or watch.settled() != before \
+        if self._template is None or choice is None or 0 not in self.watch.choices \
+                or self.watch.settled() != before \
                 or "<" in text or choice.think.inside or choice.think.pending:  # (choice 0 untracked: past MAX_TRACKED)
             self.feed_events(run.events(3))
             return
-        more = run.copies - 2
+        self._count(run, run.copies - 2, text)
+
+    def _count(self, run: SSERun, more: int, text: str) -> None:
+        """The last ``more`` copies of a run, settled: counted at once."""
         if more:
             step = run.copies * run.step
-            watch.repeats(more, run.event.index + run.copies, run.event.offset + step, run.event.end + step, text)
-            choice.add_content(text * more)
+            self.watch.repeats(more, run.event.index + run.copies, run.event.offset + step, run.event.end + step, text)
+            self.result.choices[0].add_content(text * more)
+        self._counted = (run.event.data, text)
 
     def _keep(self, payload: Payload) -> None:
         if self.watch is None:
