@@ -298,8 +298,8 @@ class SSEDecoder:
         last = self._last_one
         self._last_one = None
         if last is not None and n > 1 and lines[0] == last[0]:  # the run of the lines before goes on?
-            data, event, step = last
-            j = _pairs(lines, 0, data)
+            line, event, step = last
+            j = _pairs(lines, 0, line)
             count = j // 2
             if count >= RUN_MIN:
                 out.append(SSERun(event, count, step, continued=True))
@@ -307,25 +307,27 @@ class SSEDecoder:
                 pos += count * step
                 i = j
                 if i == n:
-                    self._last_one = (data, _copy(event, count, step), step)
+                    self._last_one = (line, _copy(event, count, step), step)
                     return pos
+        last_id = self._last_id
         while i < n:
             line = lines[i]
-            end = pos + len(line) + 1
-            if not line:
-                start = self._block_start
-                one = start is not None and len(self._data) == 1 and not self._type and i > 0 \
-                    and start == pos - len(lines[i - 1]) - 1 and lines[i - 1][:6] == b"data: " \
-                    and ("\ufffd" not in self._data[0] or _valid(lines[i - 1]))  # (each copy's bad bytes count)
-                dispatched = len(out)
-                self._dispatch(end, out)
-                pos, i = end, i + 1
-                if one and len(out) > dispatched:  # the block was one data line: do copies of it follow?
-                    data = lines[i - 2]
-                    step = end - start  # type: ignore[operator]
-                    event = out[-1]
-                    if i + 1 < n and lines[i] == data:
-                        j = _pairs(lines, i, data)
+            if line[:6] == b"data: " and i + 1 < n and not lines[i + 1] and self._block_start is None:
+                # the commonest block, one data line and a blank line with nothing before it: dispatched here, and
+                # the copies of it that follow are a run (a block with invalid UTF-8 takes the general path)
+                try:
+                    value = line[6:].decode("utf-8")
+                except UnicodeDecodeError:
+                    pass
+                else:
+                    step = len(line) + 2
+                    event = SSEEvent(self._events, "message", value, last_id, pos, pos + step, 1)
+                    out.append(event)
+                    self._events += 1
+                    pos += step
+                    i += 2
+                    if i + 1 < n and lines[i] == line:
+                        j = _pairs(lines, i, line)
                         count = (j - i) // 2
                         if count >= RUN_MIN:
                             out.append(SSERun(event, count, step))
@@ -334,9 +336,12 @@ class SSEDecoder:
                             i = j
                             event = _copy(event, count, step)
                     if i == n:
-                        self._last_one = (data, event, step)
-                continue
-            if line[:6] == b"data: ":
+                        self._last_one = (line, event, step)
+                    continue
+            end = pos + len(line) + 1
+            if not line:
+                self._dispatch(end, out)
+            elif line[:6] == b"data: ":
                 try:
                     self._data.append(line[6:].decode("utf-8"))
                 except UnicodeDecodeError:
@@ -347,6 +352,7 @@ class SSEDecoder:
                         self._block_fields = True
             else:
                 self._line(line, pos, end, out)
+                last_id = self._last_id
             pos, i = end, i + 1
         return pos
 
@@ -420,14 +426,6 @@ class SSEDecoder:
         self._block_fields = False
         self._data = []
         self._type = ""
-
-
-def _valid(line: bytes) -> bool:
-    try:
-        line.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _copy(event: SSEEvent, j: int, step: int) -> SSEEvent:

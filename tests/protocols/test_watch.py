@@ -4,10 +4,11 @@ template path (a chunk that is the last one's bytes but for its text) judges exa
 from __future__ import annotations
 
 import json
+from dataclasses import fields, is_dataclass
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import conformance.protocols.chat.assembler as assembler_module
@@ -72,7 +73,8 @@ def test_a_changed_chunk_in_a_long_run_of_repeats_is_caught_where_it_is() -> Non
     assert chk.findings[0].event_index == 4001 and chk.findings[0].byte_offset == at
 
 
-PIECE = st.one_of(st.sampled_from(["", " ", "a", "ab", "<think>", "</think>", "é", "\\", '"', "\n", "\u2028", "{}"]),
+PIECE = st.one_of(st.sampled_from(["", " ", "  ", "\t", "a", "ab", "<think>", "</think>", "<thi", "nk>", "</th", "ink>",
+                                   "é", "\\", '"', "\n", "\u2028", "{}"]),
                   st.text(max_size=6))
 VARIANT = st.sampled_from(["text", "text", "text", "finish", "usage", "model", "role", "reasoning", "done", "error",
                            "empty-choices", "escaped"])
@@ -102,17 +104,40 @@ def _event(kind: str, piece: str) -> str:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(VARIANT, PIECE), min_size=1, max_size=30), st.booleans())
+@example([("text", " "), ("text", " "), ("text", "  "), ("finish", "")], False)  # whitespace only: never answered
+@example([("text", " "), ("text", " "), ("text", "a"), ("text", " ")], False)  # answered in a row of template chunks
+@example([("role", ""), ("text", "a<thi"), ("text", "nk>b</th"), ("text", "ink>c"), ("text", "d")], True)
 def test_the_template_path_judges_as_the_full_path(steps: list[tuple[str, str]], usage: bool) -> None:
     body = "".join(_event(kind, piece) for kind, piece in steps)
     request = {**REQUEST, "stream_options": {"include_usage": True}} if usage else REQUEST
-    fast = verdicts(exchange(body, request))
+    fast = judged_whole(body, request)
     original = assembler_module._template_of
     try:
         assembler_module._template_of = lambda *_: None  # every chunk through classify and ChatWatch.payload
-        full = verdicts(exchange(body, request))
+        full = judged_whole(body, request)
     finally:
         assembler_module._template_of = original
     assert fast == full
+
+
+def snapshot(value: Any) -> Any:
+    """A watch (or any dataclass) as plain values, every field of it: what the rules could ever read."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: snapshot(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, dict):
+        return {key: snapshot(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [snapshot(item) for item in value]
+    return value
+
+
+def judged_whole(body: str, request: dict[str, Any]) -> tuple[Any, ...]:
+    """The verdicts, the answer and every field of the watch (its counters, the first output, the tracks' text):
+    the template path and the full path must leave all of it the same, not only what today's rules read."""
+    a = analyze(exchange(body, request), "openai")
+    found = [(v.rule.id, str(v.outcome), [(f.message, f.event_index, f.byte_offset) for f in v.findings])
+             for v in evaluate(a)]
+    return found, a.assembled.to_json(), snapshot(a.watch)
 
 
 def judged_in_pieces(body: str, request: dict[str, Any], step: int | None,

@@ -264,38 +264,55 @@ class Assembler:
         first: Choice | None = None
         watch = self.watch
         template = self._template
+        unsafe = _UNSAFE_IN_STRING.search
+        chunks: list[tuple[int, int, int, str]] = []  # template-path chunks in a row, for the watch at once
+        texts: list[str] = []  # and their texts, for the answer
         for event in events:
             if isinstance(event, SSERun):
+                if chunks:
+                    self._flush(chunks, texts)
                 self._template = template
                 self._run(event)
                 template = self._template
                 continue
-            data = event.data
+            index, kind, data, _, offset, end, lines = event  # (one unpacking: cheaper than the attributes)
             if watch is not None:
-                watch.event(event.index, event.offset, event.end, event.type, event.data_lines)
-                if template is not None and event.type == "message":
-                    text = _templated(data, template)
-                    if text is not None:  # the last chunk's bytes but for its text: the same chunk with this text
-                        watch.repeat(event.index, event.offset, text)
-                        if text:
-                            if first is None:
-                                first = self.result.choice(0)
-                            first.add_content(text)
+                if template is not None and kind == "message":
+                    prefix, suffix = template  # _templated, inline: once per chunk of most streams
+                    left, right = len(prefix), len(data) - len(suffix)
+                    if right - left >= 2 and data[left] == '"' and data[right - 1] == '"' and data.startswith(prefix) \
+                            and data.endswith(suffix) and not unsafe(data, left + 1, right - 1):
+                        # the last chunk's bytes but for its text: the same chunk with this text
+                        said = data[left + 1:right - 1]
+                        if lines == 1:
+                            chunks.append((index, offset, end, said))
+                            if said:
+                                texts.append(said)
+                            continue
+                        if chunks:
+                            self._flush(chunks, texts)
+                        watch.event(index, offset, end, kind, lines)
+                        watch.repeat(index, offset, said)
+                        if said:
+                            self.result.choice(0).add_content(said)
                         continue
+                if chunks:
+                    self._flush(chunks, texts)
+                watch.event(index, offset, end, kind, lines)
                 template = None
             if self.result.done_end is not None:  # after [DONE]: a correct client has stopped reading; the payload
                 self._keep(classify(event))  # is judged (SSE-003), never merged into the answer
                 continue
             if data == DONE:
-                self.result.done_end = event.end
-            if fast is not None and event.type == "message" and data[:1] == "{":
+                self.result.done_end = end
+            if fast is not None and kind == "message" and data[:1] == "{":
                 try:
                     value = fast(data.encode())  # orjson parses bytes three times faster than str
                 except ValueError:
                     value = None
                 text = _plain_text(value)
                 if text is not None:
-                    payload = Payload(event.index, event.offset, "chunk", value, "message")
+                    payload = Payload(index, offset, "chunk", value, "message")
                     if keep:
                         payloads.append(payload)
                     else:
@@ -307,9 +324,19 @@ class Assembler:
                         first.add_content(text)
                     continue
             self.feed(classify(event))
+        if chunks:
+            self._flush(chunks, texts)
         self._template = template
         if events and not isinstance(events[-1], SSERun):
             self._counted = None
+
+    def _flush(self, chunks: list[tuple[int, int, int, str]], texts: list[str]) -> None:
+        """Hand the template-path chunks gathered to the watch, and their texts to the answer, and forget them."""
+        self.watch.templated(chunks)
+        if texts:  # one piece: the think splitter splits a marker cut anywhere, so the pieces joined split the same
+            self.result.choice(0).add_content("".join(texts))
+        chunks.clear()
+        texts.clear()
 
     def _run(self, run: SSERun) -> None:
         """Copies of the event just fed (``SSEDecoder(runs=True)``). The first two are fed as events; when the second

@@ -290,7 +290,7 @@ class ChatWatch(EventWatch):
         track.deltas += 1  # a later delta: no role (CHK-009/010 judged the first), text of the right type
         if text:
             if self.repeated is None:
-                self._repeats(p, track, text)
+                self._repeats(p.index, p.offset, track, text)
             if text.strip():
                 track.answered = True
             self.output_chunks += 1
@@ -480,12 +480,69 @@ class ChatWatch(EventWatch):
         text = delta.get("content")
         if isinstance(text, str) and text:
             if self.repeated is None:
-                self._repeats(p, track, text)
+                self._repeats(p.index, p.offset, track, text)
             if text.strip():
                 track.answered = True
         calls = delta.get("tool_calls")
         if calls is not None:
             self._calls(p, calls)
+
+    def templated(self, chunks: list[tuple[int, int, int, str]]) -> None:
+        """``event`` and ``repeat`` for each of these one-line message events that took the template path (index,
+        offset, end, text: the commonest events of a stream, in a row). In the state most of a stream is in (open,
+        choice 0 open, no [DONE], no error), which such a chunk leaves as it is, neither moves anything but the
+        counters and the text: that is all this does, with the state in locals; in any other state it calls both."""
+        n = 0
+        for index, offset, end, text in chunks:
+            if not self._quiet():
+                self.event(index, offset, end, "message", 1)
+                self.repeat(index, offset, text)
+                n += 1
+                continue
+            break
+        if n == len(chunks):
+            return
+        track = self.choices[0]
+        outputs = 0
+        first_output = self.first_output
+        pieces = track.pieces
+        answered = track.answered
+        for index, offset, _, text in chunks[n:] if n else chunks:
+            if text:
+                if self.repeated is None:
+                    before_len, last = track.text_len, track.last  # _repeats, inline: the same tests, the same piece
+                    if (before_len >= 16 and len(text) >= before_len) or (len(last) >= 8 and len(text) > len(last)):
+                        self._repeats(index, offset, track, text)
+                    else:
+                        pieces.append(text)
+                        if len(pieces) - track.joined > 512:
+                            pieces[track.joined:] = ["".join(pieces[track.joined:])]
+                            track.joined += 1
+                        track.text_len = before_len + len(text)
+                        track.last = text
+                if not answered and text.strip():
+                    answered = True
+                outputs += 1
+                if first_output is None:
+                    first_output = index
+            elif self.empty_chunk is None:
+                self.empty_chunk = self.mark(Payload(index, offset, "chunk", None))
+        count = len(chunks) - n
+        self.events += count
+        index, offset, end, _ = chunks[-1]
+        self.last_end, self.last_index, self.last_offset = end, index, offset
+        self.last_plain_chunk = index
+        track.deltas += count
+        track.answered = answered
+        self.output_chunks += outputs
+        self.first_output = first_output
+
+    def _quiet(self) -> bool:
+        """The state a chunk that took the template path leaves as it is but for the counters and the text."""
+        track = self.choices.get(0)
+        state = self.stream_state
+        return self.done is None and not self.errors and self.first_end is not None and track is not None \
+            and track.state is ChoiceState.OPEN and (state is StreamState.OPEN or state is StreamState.USAGE)
 
     def settled(self) -> tuple[Any, ...]:
         """Everything the watch keeps but the counters a copy of the last chunk moves (``repeats``): equal before and
@@ -510,14 +567,23 @@ class ChatWatch(EventWatch):
                 _add_piece(track, text * (count - 1))
             _add_piece(track, text)
 
-    def _repeats(self, p: Payload, track: ChoiceTrack, text: str) -> None:
+    def _repeats(self, index: int, offset: int, track: ChoiceTrack, text: str) -> None:
         before_len, last = track.text_len, track.last
-        repeats_all = before_len >= 16 and len(text) >= before_len and text.startswith(self._text(track))
-        grows_last = len(last) >= 8 and len(text) > len(last) and text.startswith(last)
-        if repeats_all or grows_last:
-            self.repeated = (self.mark(p), before_len if repeats_all else len(last))
+        if before_len >= 16 and len(text) >= before_len and text.startswith(self._text(track)):
+            self.repeated = (index, before_len)
+            self.at[index] = offset
             return
-        _add_piece(track, text)
+        if len(last) >= 8 and len(text) > len(last) and text.startswith(last):
+            self.repeated = (index, len(last))
+            self.at[index] = offset
+            return
+        pieces = track.pieces  # _add_piece, inline: once per chunk
+        pieces.append(text)
+        if len(pieces) - track.joined > 512:
+            pieces[track.joined:] = ["".join(pieces[track.joined:])]
+            track.joined += 1
+        track.text_len = before_len + len(text)
+        track.last = text
 
     @staticmethod
     def _text(track: ChoiceTrack) -> str:
