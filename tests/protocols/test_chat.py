@@ -7,6 +7,7 @@ import json
 import pytest
 
 from conformance.protocols.chat import Assembler, ThinkSplitter, assemble_body, assemble_events, classify
+from conformance.protocols.chat.assembler import COMPACT_AT, FOLD_AT, Choice
 from conformance.wire.sse import decode_sse
 
 
@@ -118,3 +119,46 @@ def test_the_end_of_done_is_kept_for_bytes_after_it() -> None:
     events, _ = decode_sse(b"data: [DONE]\n\n: bye\n\n")
     _, assembled = assemble_events(events)
     assert assembled.done and assembled.done_end == 14
+
+
+def one_piece(text: str) -> Choice:
+    choice = Choice(index=0)
+    choice.add_content(text)
+    return choice
+
+
+@pytest.mark.parametrize("pieces", [[f" w{i}" for i in range(COMPACT_AT * 3)], ["é" * (FOLD_AT + 5)] * 3],
+                         ids=["many-pieces", "long-pieces"])
+def test_a_long_answer_folded_before_its_first_think_marker_keeps_all_its_text(pieces: list[str]) -> None:
+    choice = Choice(index=0)
+    for piece in [*pieces, "<think>r</think>", "t"]:
+        choice.add_content(piece)
+    choice.finish_content()
+    assert len(choice.raw_parts) <= COMPACT_AT and choice.split
+    assert (choice.content, choice.reasoning) == ("".join(pieces) + "t", "r")
+    assert choice.raw_content == "".join(pieces) + "<think>r</think>t"
+
+
+def test_the_content_read_while_the_answer_grows_is_always_the_text_so_far() -> None:
+    # the joined content is cached by the count of the think splitter's parts; compacting them can bring the count
+    # back to what it was at an earlier read: the reads at two such steps must each give the text so far
+    pieces = [("<think>" if i % 97 == 5 else "</think>" if i % 97 == 50 else "") + f"p{i} " for i in range(1_500)]
+    counts = []
+    choice = Choice(index=0)
+    for piece in pieces:
+        choice.add_content(piece)
+        counts.append((len(choice.think.parts), choice.think_base))
+    first_seen: dict[int, tuple[int, int]] = {}
+    pair = None
+    for k, (count, base) in enumerate(counts):
+        if count in first_seen and first_seen[count][1] != base:  # the same count, a compaction between
+            pair = (first_seen[count][0], k)
+            break
+        first_seen.setdefault(count, (k, base))
+    assert pair is not None
+    choice = Choice(index=0)
+    for k, piece in enumerate(pieces):
+        choice.add_content(piece)
+        if k in pair or k == len(pieces) - 1:  # (no read between the two: it would renew the cache)
+            reference = one_piece("".join(pieces[:k + 1]))
+            assert (choice.content, choice.reasoning) == (reference.content, reference.reasoning), k

@@ -73,6 +73,31 @@ def test_a_changed_chunk_in_a_long_run_of_repeats_is_caught_where_it_is() -> Non
     assert chk.findings[0].event_index == 4001 and chk.findings[0].byte_offset == at
 
 
+
+def chk012(body: str) -> list[tuple[str, int | None]]:
+    v = next(v for v in evaluate(analyze(exchange(body), "openai")) if v.rule.id == "CHK-012")
+    return [(f.message, f.event_index) for f in v.findings]
+
+
+def with_last_delta(pieces: list[str], last: str) -> str:
+    first = event([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+    return first + "".join(text(p) for p in pieces) + text(last, finish="stop") + "data: [DONE]\n\n"
+
+
+@pytest.mark.parametrize("tokens", [40, 511, 512, 1_500])  # the text kept as pieces, then as a digest
+@pytest.mark.parametrize("odd", ["", "\ud800", "\udfff\u00e9"])  # a lone surrogate (from an escape) hashes too
+def test_a_delta_that_repeats_the_whole_text_is_caught_however_long_the_text(tokens: int, odd: str) -> None:
+    pieces = [f" w{i}{odd if i % 7 == 3 else ''}" for i in range(tokens)]
+    so_far = "".join(pieces)
+    [(message, index)] = chk012(with_last_delta(pieces, so_far + " more"))
+    assert f"a delta that repeats the {len(so_far)} characters before it" in message and index == tokens + 1
+    # the same length, one character off (first, middle, last): not a repeat
+    odd_at = [so_far.index(odd[0])] if odd else []
+    for at in (0, len(so_far) // 2, len(so_far) - 1, *odd_at):
+        changed = so_far[:at] + ("?" if so_far[at] != "?" else "y") + so_far[at + 1:]
+        assert chk012(with_last_delta(pieces, changed + " more")) == []
+
+
 PIECE = st.one_of(st.sampled_from(["", " ", "  ", "\t", "a", "ab", "<think>", "</think>", "<thi", "nk>", "</th", "ink>",
                                    "é", "\\", '"', "\n", "\u2028", "{}"]),
                   st.text(max_size=6))
@@ -128,6 +153,8 @@ def snapshot(value: Any) -> Any:
         return {key: snapshot(item) for key, item in value.items()}
     if isinstance(value, list):
         return [snapshot(item) for item in value]
+    if hasattr(value, "hexdigest"):  # CHK-012's digest of the text
+        return value.hexdigest()
     return value
 
 

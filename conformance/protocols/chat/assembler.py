@@ -107,6 +107,7 @@ class ToolCall:
 
 
 COMPACT_AT = 512  # pieces of text a choice keeps apart before joining them
+FOLD_AT = 1 << 16  # characters of content a choice keeps in pieces before folding them into its text
 
 
 def _compacted(parts: list[tuple[bool, str]]) -> list[tuple[bool, str]]:
@@ -126,7 +127,10 @@ class Choice:
 
     index: int
     role: str | None = None
+    # the content deltas as sent: the text folded so far and the pieces since (fewer than COMPACT_AT)
+    raw_text: str = ""
     raw_parts: list[str] = field(default_factory=list)
+    pending: int = field(default=0, repr=False, compare=False)  # the characters in raw_parts
     reasoning_parts: list[str] = field(default_factory=list)
     carriers: list[str] = field(default_factory=list)
     refusal: str | None = None
@@ -138,17 +142,27 @@ class Choice:
     split: bool = field(default=False, repr=False, compare=False)
     # the joined split content, and how many of think.parts it joined: the rules read content many times
     joined: tuple[int, str] = field(default=(0, ""), repr=False, compare=False)
-    # how many of raw_parts and think.parts are already joined runs (only the pieces after them are joined next)
-    bases: tuple[int, int] = field(default=(0, 0), repr=False, compare=False)
+    # how many of think.parts are already joined runs (only the parts after them are joined next)
+    think_base: int = field(default=0, repr=False, compare=False)
 
     @property
     def raw_content(self) -> str:
-        """The content deltas as sent, think markup included (joined once, and kept joined)."""
-        raw = self.raw_parts
-        if len(raw) > 1:
-            raw[:] = ["".join(raw)]
-            self.bases = (1, self.bases[1])
-        return raw[0] if raw else ""
+        """The content deltas as sent, think markup included (folded once, and kept folded)."""
+        if self.raw_parts:
+            self._fold()
+        return self.raw_text
+
+    def _fold(self) -> None:
+        """The pending pieces onto the text so far. The text is taken out of the choice while it grows, so that
+        CPython, holding its only reference, grows it in place: a long answer is not copied whole, and judging never
+        holds it twice."""
+        run = "".join(self.raw_parts)
+        self.raw_parts.clear()
+        self.pending = 0
+        text = self.raw_text
+        self.raw_text = ""
+        text += run
+        self.raw_text = text
 
     @property
     def content(self) -> str:
@@ -173,20 +187,23 @@ class Choice:
     def add_content(self, text: str) -> None:
         raw = self.raw_parts
         raw.append(text)
+        self.pending += len(text)
         think = self.think
-        raw_base, think_base = self.bases
-        if len(raw) - raw_base > COMPACT_AT:  # a string per token costs ~60 bytes beside its text: join the last ones
-            raw[raw_base:] = ["".join(raw[raw_base:])]
-            think.parts[think_base:] = _compacted(think.parts[think_base:])
-            self.bases = (raw_base + 1, len(think.parts))
-            self.joined = (-1, "")
+        # a string per token costs ~60 bytes beside its text, and pieces joined beside the text they join would hold
+        # them twice: fold them into the text, every COMPACT_AT pieces or FOLD_AT characters
+        if len(raw) > COMPACT_AT or self.pending > FOLD_AT:
+            self._fold()
+            if self.split:
+                think.parts[self.think_base:] = _compacted(think.parts[self.think_base:])
+                self.think_base = len(think.parts)
+                self.joined = (-1, "")
         if not think.inside and not think.pending and "<" not in text:
             if self.split:
                 think.parts.append((False, text))  # plain answer text: nothing to split
             return
         if not self.split:  # the first piece to split: the text before it, all plain, is the splitter's first part
             self.split = True
-            prior = "".join(raw[:-1])
+            prior = self.raw_text + "".join(raw[:-1])
             think.parts[:] = [(False, prior)] if prior else []
         before = len(self.think.parts)
         self.think.feed(text)

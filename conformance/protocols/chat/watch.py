@@ -18,6 +18,7 @@ stream) answers every envelope question as its predecessor did, so it is compare
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from hashlib import blake2b
 from typing import Any
 
 from conformance.protocols.chat.payloads import OUTPUT_FIELDS, PROFILE_KEYS, Payload
@@ -98,10 +99,12 @@ class ChoiceTrack:
     finishes: list[int] = field(default_factory=list)  # the first two events that finished it
     finish_count: int = 0
     answered: bool = False  # content that is not whitespace has arrived (RSN-007)
-    text_len: int = 0  # CHK-012: the length of the text so far, its pieces, and the last piece
+    # CHK-012: the length of the text so far; the text as a digest of its start (None: nothing hashed yet) and the
+    # pieces since (fewer than HASH_AT: the answer keeps the text, a second copy here would double what judging holds)
+    text_len: int = 0
+    hashed: Any = None
     pieces: list[str] = field(default_factory=list)
-    joined: int = 0  # pieces[:joined] are runs already joined
-    last: str = ""
+    last: str = ""  # the last piece
 
 
 @dataclass(slots=True)
@@ -515,9 +518,8 @@ class ChatWatch(EventWatch):
                         self._repeats(index, offset, track, text)
                     else:
                         pieces.append(text)
-                        if len(pieces) - track.joined > 512:
-                            pieces[track.joined:] = ["".join(pieces[track.joined:])]
-                            track.joined += 1
+                        if len(pieces) >= HASH_AT:
+                            _hash_pieces(track)
                         track.text_len = before_len + len(text)
                         track.last = text
                 if not answered and text.strip():
@@ -569,7 +571,7 @@ class ChatWatch(EventWatch):
 
     def _repeats(self, index: int, offset: int, track: ChoiceTrack, text: str) -> None:
         before_len, last = track.text_len, track.last
-        if before_len >= 16 and len(text) >= before_len and text.startswith(self._text(track)):
+        if before_len >= 16 and len(text) >= before_len and _starts_with_text(text, track):
             self.repeated = (index, before_len)
             self.at[index] = offset
             return
@@ -579,18 +581,10 @@ class ChatWatch(EventWatch):
             return
         pieces = track.pieces  # _add_piece, inline: once per chunk
         pieces.append(text)
-        if len(pieces) - track.joined > 512:
-            pieces[track.joined:] = ["".join(pieces[track.joined:])]
-            track.joined += 1
+        if len(pieces) >= HASH_AT:
+            _hash_pieces(track)
         track.text_len = before_len + len(text)
         track.last = text
-
-    @staticmethod
-    def _text(track: ChoiceTrack) -> str:
-        if len(track.pieces) > 1:
-            track.pieces[:] = ["".join(track.pieces)]
-            track.joined = 1
-        return track.pieces[0] if track.pieces else ""
 
     def _calls(self, p: Payload, calls: Any) -> None:
         if not isinstance(calls, list):
@@ -630,20 +624,46 @@ class ChatWatch(EventWatch):
                                       was_type if was_type is not None else kind)
 
 
+HASH_AT = 512  # pieces of a choice's text kept as they came before they go into its digest
+
+
 def _add_piece(track: ChoiceTrack, text: str) -> None:
-    """A piece of a choice's text, for CHK-012's repeat check: kept, counted, and the last one remembered."""
+    """A piece of a choice's text, for CHK-012's repeat check: kept (then hashed), counted, and remembered as the
+    last one."""
     pieces = track.pieces
     pieces.append(text)
-    if len(pieces) - track.joined > 512:  # join the last pieces: a string per token costs ~60 bytes
-        pieces[track.joined:] = ["".join(pieces[track.joined:])]
-        track.joined += 1
+    if len(pieces) >= HASH_AT:
+        _hash_pieces(track)
     track.text_len += len(text)
     track.last = text
 
 
+def _encoded(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")  # (a lone surrogate from a \ud800 escape: one to one, no error)
+
+
+def _hash_pieces(track: ChoiceTrack) -> None:
+    """The pieces into the track's digest: CHK-012 keeps a digest of the text, not the text (the answer has it)."""
+    if track.hashed is None:
+        track.hashed = blake2b(digest_size=32)
+    track.hashed.update(_encoded("".join(track.pieces)))
+    track.pieces.clear()
+
+
+def _starts_with_text(text: str, track: ChoiceTrack) -> bool:
+    """Whether ``text`` starts with the choice's text so far (``len(text) >= track.text_len``). Past HASH_AT pieces
+    the text is a digest: the start of ``text`` hashed the same way is compared with it (BLAKE2b, 256 bits: two texts
+    alike by chance are out of reach); before, the pieces themselves."""
+    if track.hashed is None:
+        return text.startswith("".join(track.pieces))
+    whole = track.hashed.copy()
+    whole.update(_encoded("".join(track.pieces)))
+    return bool(blake2b(_encoded(text[:track.text_len]), digest_size=32).digest() == whole.digest())
+
+
 _MOVED = frozenset({"events", "last_end", "last_index", "last_offset", "after_done", "after_error",
                     "last_plain_chunk", "output_chunks", "choices"})
-_MOVED_TRACK = frozenset({"deltas", "pieces", "joined", "text_len", "last"})
+_MOVED_TRACK = frozenset({"deltas", "hashed", "pieces", "text_len", "last"})
 
 
 _NAMES: dict[tuple[type, frozenset[str]], tuple[str, ...]] = {}
