@@ -35,7 +35,7 @@ from conformance.model.observations import Observations
 from conformance.secrets import Scrubber
 from conformance.untrusted import path_segment
 from conformance.wire.errors import WireError
-from conformance.wire.sse import SSEDecoder
+from conformance.wire.sse import DEFAULT_MAX_LINE, SSEDecoder
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # a long reasoning answer is judged whole; past 2 MiB it is spooled to disk
 MAX_HEADER_BYTES = 64 * 1024
@@ -323,11 +323,17 @@ class _Watch:
         self.clock = clock
         wanted = req.stop_after_events is not None or req.first_event is not None or not clock.answered
         self.decoder = SSEDecoder() if wanted else None
+        self.partial: int | None = None  # once the decoder is let go: the bytes of the line not ended yet
         self.seen = 0
 
     def feed(self, piece: bytes, limits: Limits) -> bool:
         """True when the scenario has seen what it came for and leaves the stream."""
         if self.decoder is None:
+            if self.partial is not None:
+                cut = max(piece.rfind(b"\n"), piece.rfind(b"\r"))
+                self.partial = len(piece) - cut - 1 if cut >= 0 else self.partial + len(piece)
+                if self.partial > DEFAULT_MAX_LINE:
+                    raise _Abort("line cap")
             return False
         try:
             events = self.decoder.feed(piece)
@@ -338,6 +344,11 @@ class _Watch:
             self.clock.answered = True
             if req.first_event is not None:
                 req.first_event.set()
+            if req.stop_after_events is None and req.first_event is None:
+                # answered, and nothing else is waited for: the rest is not decoded twice (the judge decodes it),
+                # only its lines' lengths followed for the line cap (a line ended in this piece: an event came)
+                self.decoder = None
+                self.partial = len(piece) - max(piece.rfind(b"\n"), piece.rfind(b"\r")) - 1
         self.seen += sum(1 for e in events if req.counts(e.data)) if req.counts is not None else len(events)
         if req.stop_after_events is not None and self.seen >= req.stop_after_events:
             if req.arrived is not None and req.hold is not None:

@@ -135,6 +135,8 @@ class Scrubber:
         """Text with each form masked, as it is and JSON-escaped."""
         if self._patterns is None:
             return value
+        if "\\" not in value and not any(form in value for form in self.forms):
+            return value  # no form as it is, and none escaped without a backslash: ``in`` is many times the pattern's speed
         return self._patterns[0].sub(_stars, value)
 
     def data(self, value: Body) -> Body:

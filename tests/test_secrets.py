@@ -75,3 +75,20 @@ def test_a_flood_of_one_chunk_is_read_in_a_few_events() -> None:
     scrub = Scrubber([KEYS[1]])
     out = scrub.data(b'data: {"content":"sk-proj-"}\n\n' + built)
     assert out.count(b'"content": "**"') == 1000 and b'"ab"' not in out
+
+
+@settings(max_examples=300, deadline=None)
+@given(key=st.sampled_from(KEYS), before=st.text(max_size=40), after=st.text(max_size=40),
+       echo=st.sampled_from(["none", "plain", "distinct", "escaped", "one-escaped", "slash"]))
+def test_text_masks_what_the_pattern_finds_with_or_without_a_backslash(key: str, before: str, after: str,
+                                                                       echo: str) -> None:
+    # text() returns at once when there is no backslash and no form as it is: the pattern would find nothing there
+    middle = {"none": "", "plain": key, "distinct": key[8:], "escaped": "".join(f"\\u{ord(c):04X}" for c in key),
+              "one-escaped": key[:-1] + f"\\u{ord(key[-1]):04x}", "slash": key.replace("-", "\\/")}[echo]
+    value = before + middle + after
+    scrub = Scrubber([key])
+    pattern = _patterns(scrub.forms)
+    assert pattern is not None
+    assert scrub.text(value) == pattern[0].sub(lambda m: "*" * len(m.group()), value)
+    if echo in ("plain", "escaped", "one-escaped"):
+        assert scrub.text(value) != value

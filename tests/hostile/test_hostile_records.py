@@ -93,3 +93,31 @@ def test_unreachable_port_is_recorded_not_raised() -> None:
         port = sock.getsockname()[1]
     ex = record(f"http://127.0.0.1:{port}", Request(method="GET", path="/v1/models"), Limits(connect=1))
     assert ex.status is None and ex.observations.aborted == "connect error"
+
+
+def event_then_giant_line(conn: socket.socket) -> None:
+    conn.sendall(HEAD + b'data: {"choices":[]}\n\n' + b"data: ")
+    while True:
+        conn.sendall(b"x" * 65536)
+
+
+def event_then_long_lines(conn: socket.socket) -> None:
+    conn.sendall(HEAD + b'data: {"choices":[]}\n\n')
+    line = b"data: " + b"x" * (1024 * 1024) + b"\r\n\r\n"  # each line 1 MiB: the whole far past the line cap
+    for _ in range(20):
+        conn.sendall(line)
+    conn.close()
+
+
+@pytest.mark.parametrize(("behaviour", "aborted"), [(event_then_giant_line, "line cap"), (event_then_long_lines, None)],
+                         ids=["giant-line", "long-lines"])
+def test_the_line_cap_holds_after_the_answer_has_begun(hostile: Callable[[Callable[[socket.socket], None]], str],
+                                                       behaviour: Callable[[socket.socket], None],
+                                                       aborted: str | None) -> None:
+    # a request with a refusal deadline (answer) decodes what it records until its first event; then the client
+    # stops decoding (the judge decodes it) and only follows the length of the line not ended yet: a line past
+    # 16 MiB still ends the exchange there, as when the client decoded it all, not at the byte cap
+    ex = record(hostile(behaviour), Request(body={"model": "m", "messages": [], "stream": True}),
+                Limits(total=20, idle=5, first_byte=5, answer=5, max_bytes=40 * 1024 * 1024))
+    assert ex.observations.aborted == aborted
+    assert len(ex.body) < (17 if aborted else 22) * 1024 * 1024
