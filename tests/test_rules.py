@@ -93,3 +93,19 @@ def test_the_results_schema_names_every_category() -> None:
 
     enum = schema()["properties"]["checks"]["items"]["properties"]["category"]["enum"]
     assert enum == list(CATEGORIES)
+
+
+def test_a_verdict_carries_the_rule_it_judged_even_when_the_rulebook_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the passed and not_applicable verdicts are made once per rule: a rule replaced since gets verdicts of its own
+    import dataclasses
+
+    import conformance.checks as checks
+
+    fixture = next(f for f in load_all() if f.name == "defects/error-in-stream-after-200")  # passes, fails, n/a
+    before = {v.rule.id: v for v in evaluate(analyze(fixture.exchange))}
+    renamed = tuple(dataclasses.replace(rule, title=rule.title + " (renamed)") for rule in RULES)
+    monkeypatch.setattr(checks, "RULES", renamed)
+    after = evaluate(analyze(fixture.exchange))
+    assert [v.rule for v in after] == list(renamed)
+    assert all(v.rule is rule for v, rule in zip(after, renamed, strict=True))
+    assert [v.outcome for v in after] == [before[r.id].outcome for r in renamed]

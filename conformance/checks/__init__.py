@@ -184,8 +184,17 @@ def evaluate(a: Analysis, rule_ids: Iterable[str] | None = None) -> list[Verdict
     found: dict[str, list[Finding]] = {}
     applicable: set[str] = set()
     errors: dict[str, str] = {}
+    known: dict[Predicate, bool] = {}  # the preconditions are pure and shared by many checks: each asked once
     for chk, ids in _plan(a, wanted):
-        if not all(pred(a) for pred in chk.when):
+        holds = True
+        for pred in chk.when:
+            held = known.get(pred)
+            if held is None:
+                held = known[pred] = bool(pred(a))
+            if not held:
+                holds = False
+                break
+        if not holds:
             continue
         applicable.update(ids)
         try:
@@ -199,20 +208,27 @@ def evaluate(a: Analysis, rule_ids: Iterable[str] | None = None) -> list[Verdict
                 found.setdefault(item.rule, []).append(item)
     unanswered = _unanswered(a)
     verdicts = []
+    plain = _PLAIN
     for rule in RULES:
-        if wanted is not None and rule.id not in wanted:
+        rid = rule.id
+        if wanted is not None and rid not in wanted:
             continue
-        if rule.id in errors:
-            verdicts.append(Verdict(rule, "error", message=errors[rule.id]))
-        elif rule.id in found:
-            verdicts.append(Verdict(rule, "failed", tuple(found[rule.id])))
-        elif rule.id in applicable and unanswered and rule.id not in ANSWERLESS_RULES:
+        if rid in errors:
+            verdicts.append(Verdict(rule, "error", message=errors[rid]))
+        elif rid in found:
+            verdicts.append(Verdict(rule, "failed", tuple(found[rid])))
+        elif rid in applicable and unanswered and rid not in ANSWERLESS_RULES:
             verdicts.append(Verdict(rule, "skipped", message=unanswered))  # never passed without a response
-        elif rule.id in applicable:
-            verdicts.append(Verdict(rule, "passed"))
         else:
-            verdicts.append(Verdict(rule, "not_applicable"))
+            pair = plain.get(rid)
+            if pair is None or pair[0].rule is not rule:  # (a rule replaced since: its verdicts made again)
+                pair = plain[rid] = (Verdict(rule, "not_applicable"), Verdict(rule, "passed"))
+            verdicts.append(pair[rid in applicable])
     return verdicts
+
+
+# each rule's not_applicable and passed verdicts, made once: a verdict is frozen, and most of an exchange's are these
+_PLAIN: dict[str, tuple[Verdict, Verdict]] = {}
 
 
 ANSWERLESS_RULES = frozenset({"TRN-014", "TRN-010", "TRN-011", "ERR-017", "FUZ-004", "FUZ-006"})  # they judge the absence
