@@ -2,6 +2,7 @@
 side by side with a run against the bundled reference server, in one run.
 
     python benchmarks/hostile.py [--timeout 10] [--only NAME ...]
+    python benchmarks/hostile.py --flood [--timeout 10]
 
 Each run is its own process, capped at 3 GiB of address space and measured by GNU time (peak RSS of
 that process alone: the servers run elsewhere). The reference run is the full suite; hostile runs are the full suite
@@ -53,10 +54,14 @@ def _cap_memory() -> None:
 
 
 def measure(base_url: str, timeout: float, model: str | None, targets: list[str] | None = None,
-            extra: tuple[str, ...] = (), network: bool = False) -> tuple[float, float, int, str, float | None]:
-    """(peak RSS in MB, wall seconds, exit code, harm, network seconds or None) of one full run."""
+            extra: tuple[str, ...] = (), network: bool = False, inflight: Path | None = None
+            ) -> tuple[float, float, int, str, float | None]:
+    """(peak RSS in MB, wall seconds, exit code, harm, network seconds or None) of one full run; with ``inflight``,
+    the run goes through benchmarks/inflight.py, which writes there the time it had a request in flight."""
     with tempfile.TemporaryDirectory() as out, tempfile.NamedTemporaryFile("r", suffix=".time") as stats:
-        argv = ["/usr/bin/time", "-f", "%M %e", "-o", stats.name, sys.executable, "-m", "conformance", "run",
+        command = ([str(Path(__file__).with_name("inflight.py")), str(inflight)] if inflight is not None
+                   else ["-m", "conformance"])
+        argv = ["/usr/bin/time", "-f", "%M %e", "-o", stats.name, sys.executable, *command, "run",
                 "--base-url", base_url, "--timeout", str(timeout), "--report-dir", out, "--api-key", KEY, *extra]
         if model:
             argv += ["--model", model]
@@ -126,16 +131,25 @@ def main() -> None:
 
 
 def flood(timeout: float) -> None:
+    import json
+
     with reference() as ref:
         ref_rss, ref_wall, _, _, _ = measure(ref.base_url, timeout, None)
-    with HostileServer(SERVERS["million-chunks"]) as server:
-        rss, wall, code, harm, network = measure(server.base_url, timeout, "m", server.targets, network=True)
+    with HostileServer(SERVERS["million-chunks"]) as server, tempfile.TemporaryDirectory() as tmp:
+        timing = Path(tmp) / "inflight.json"
+        rss, wall, code, harm, network = measure(server.base_url, timeout, "m", server.targets, network=True,
+                                                 inflight=timing)
+        inside = json.loads(timing.read_text(encoding="utf-8"))
     assert network is not None
-    print(f"full suite, --timeout {timeout:g}, default byte cap; peak RSS of the suite's process")
-    print("| run | peak RSS | vs reference | wall time | network time | wall / network | exit | harm |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|")
-    print(f"| reference server | {ref_rss:.0f} MB | 1.00x | {ref_wall:.1f} s | | | 0 | none |")
-    print(f"| {SHOWN['million-chunks']} | {rss:.0f} MB | {rss / ref_rss:.2f}x | {wall:.1f} s | {network:.1f} s | "
+    print(f"full suite, --timeout {timeout:g}, default byte cap; peak RSS of the suite's process; network time two "
+          "ways: the time the run had a request in flight (measured inside it: the run's own scheduling), and the "
+          "same requests sent again four at a time with nothing judged (no follow-up waiting for an answer)")
+    print("| run | peak RSS | vs reference | wall time | in flight | wall / in flight | sent again | "
+          "wall / sent again | exit | harm |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print(f"| reference server | {ref_rss:.0f} MB | 1.00x | {ref_wall:.1f} s | | | | | 0 | none |")
+    print(f"| {SHOWN['million-chunks']} | {rss:.0f} MB | {rss / ref_rss:.2f}x | {wall:.1f} s | "
+          f"{inside['in_flight_s']:.1f} s | {wall / inside['in_flight_s']:.2f}x | {network:.1f} s | "
           f"{wall / network:.2f}x | {code} | {harm} |")
 
 

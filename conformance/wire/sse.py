@@ -215,12 +215,41 @@ class SSEDecoder:
         return out
 
     def _split_lines(self, buf: bytes, out: list[SSEEvent], final: bool = False) -> bytes:
+        if self._last_one is not None:
+            buf = self._run_goes_on(buf, out)
         if b"\r" in buf:
             self._last_one = None  # the CR loop reads the lines: not the runs loop
         elif buf[:1] == b":" or _COMMENT_LINE.search(buf):
             self._last_one = None
             return self._split_comment_runs(buf, out)
         return self._split_some(buf, out, final)
+
+    def _run_goes_on(self, buf: bytes, out: list[Any]) -> bytes:
+        """(runs) When ``buf`` starts with at least RUN_MIN more copies of the one-line event the last lines ended
+        with, byte for byte (a flood, or a stuck model, read a piece at a time), they are counted by comparing slices
+        (doubling, then halving), before the piece is split into lines: the same continued ``SSERun`` and stats the
+        line loop gives, without a line each. The rest of ``buf`` is returned for the line loop."""
+        assert self._last_one is not None
+        line, event, step = self._last_one
+        unit = buf[:step]
+        if len(buf) < RUN_MIN * step or unit[:-2] != line or unit[-2:] != b"\n\n":
+            return buf
+        count = 1  # copies known at the start of buf; the next ``count`` compared with them at once
+        while buf[count * step:2 * count * step] == buf[:count * step]:
+            count *= 2
+        span = count  # at least ``count`` copies, fewer than 2 * count
+        while span > 1:
+            span //= 2
+            if buf[count * step:(count + span) * step] == buf[:span * step]:
+                count += span
+        if count < RUN_MIN:
+            return buf
+        out.append(SSERun(event, count, step, continued=True))
+        self._events += count
+        self.stats.lf += 2 * count
+        self._buf_start += count * step
+        self._last_one = (line, _copy(event, count, step), step)
+        return buf[count * step:]
 
     def _split_comment_runs(self, buf: bytes, out: list[SSEEvent]) -> bytes:
         """The LF line loop, with each run of at least ``COMMENT_RUN`` identical comment lines (a keep-alive flood)
@@ -295,6 +324,8 @@ class SSEDecoder:
     def _lines_with_runs(self, lines: list[bytes], pos: int, out: list[Any]) -> int:
         """The LF line loop of ``_split_lines``, which reports a run of identical one-line events as an ``SSERun``."""
         i, n = 0, len(lines)
+        if not n:
+            return pos  # no line read: the last lines read still end with the event they ended with
         last = self._last_one
         self._last_one = None
         if last is not None and n > 1 and lines[0] == last[0]:  # the run of the lines before goes on?

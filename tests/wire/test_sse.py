@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import conformance.wire.sse as sse_module
@@ -151,12 +151,15 @@ def test_a_run_of_comment_lines_is_decoded_as_line_by_line(runs: list[tuple[byte
 
 
 BLOCKS = st.sampled_from([b"data: a\n\n", b"data: b\n\n", b"data: a\n", b"\n", b": ping\n", b"event: x\n",
-                          b"id: 7\n", b"data: a\r\n\r\n", b"data:a\n\n", b"data: \xff\n\n", b"data: a\ndata: a\n\n"])
+                          b"id: 7\n", b"data: a\r\n\r\n", b"data:a\n\n", b"data: \xff\n\n", b"data: a\ndata: a\n\n",
+                          b"data: a\n\r", b"data: a\n:"])  # (the last two: a line, then two bytes that are not LF LF)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(BLOCKS, st.sampled_from([1, 3, 4, 5, 9, 40, 200])), min_size=1, max_size=8),
        st.one_of(st.lists(st.integers(1, 4000), max_size=8), st.integers(1, 300)))
+@example([(b"data: a\n\n", 5), (b"data: a\n\r", 9)], [45])  # a run, then at a piece's start its line and LF CR
+@example([(b"data: a\n\n", 5), (b"data: a\n:", 9)], [45])
 def test_runs_mode_gives_the_events_and_stats_of_plain_mode(blocks: list[tuple[bytes, int]],
                                                             cuts: list[int] | int) -> None:
     """A ``runs`` decoder's items (events, runs of an event's copies, runs that go on from the piece before) stand
@@ -174,6 +177,21 @@ def test_runs_mode_gives_the_events_and_stats_of_plain_mode(blocks: list[tuple[b
         return flatten(items), decoder.stats
 
     assert decoded(True) == decoded(False)
+
+
+@pytest.mark.parametrize("size", [4_000, 65_536, 65_537])
+def test_a_flood_read_in_pieces_is_one_continued_run_per_piece(size: int) -> None:
+    # the copies at the start of each piece are counted by comparing slices before the piece is split into lines:
+    # a piece that ends inside a copy leaves the run to go on in the next one, which is again one run
+    unit = b'data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\n'
+    body = unit * 20_000
+    decoder = SSEDecoder(runs=True)
+    per_piece = [decoder.feed(piece) for piece in pieces(body, list(range(size, len(body), size)))]
+    ones = [len(items) == 1 and isinstance(items[0], SSERun) and items[0].continued for items in per_piece[1:]]
+    # (a piece cut between a copy's data line and its blank line leaves that copy to the line loop: the next piece
+    # gives its event and a new run, and the one after goes on as one run again)
+    assert sum(ones) >= 0.9 * len(ones) and all(len(items) <= 3 for items in per_piece)
+    assert sum(len(flatten(items)) for items in per_piece) == 20_000 and decoder.stats.lf == 40_000
 
 
 def test_a_comment_flood_is_counted_not_read_line_by_line() -> None:
