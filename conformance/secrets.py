@@ -137,8 +137,10 @@ class Scrubber:
         """Text with each form masked, as it is and JSON-escaped."""
         if self._patterns is None:
             return value
-        if "\\" not in value and not any(form in value for form in self.forms):
-            return value  # no form as it is, and none escaped without a backslash: ``in`` is many times the pattern's speed
+        if not any(form in value for form in self.forms) and "\\u" not in value and "\\/" not in value:
+            # no form as it is, and none escaped: an escaped form holds a \u escape or \/ (``in`` is many times the
+            # pattern's speed; a JSON text with other escapes, such as \n, takes this path too)
+            return value
         return self._patterns[0].sub(_stars, value)
 
     def data(self, value: Body) -> Body:

@@ -55,6 +55,8 @@ def json_text(doc: Any, **kwargs: Any) -> str:
     """``json.dumps(doc, ensure_ascii=False)``, with lone surrogates, C1 controls and bidirectional controls as
     ``\\uXXXX`` escapes: valid UTF-8 when written, the same value when read back."""
     text = json.dumps(doc, ensure_ascii=False, **kwargs)
+    if text.isascii() and "\x7f" not in text:  # (isascii is a flag, not a scan: DEL is the one ASCII character to escape)
+        return text
     return text if _JSON_UNSAFE.search(text) is None else _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

@@ -78,17 +78,19 @@ def test_a_flood_of_one_chunk_is_read_in_a_few_events() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(key=st.sampled_from(KEYS), before=st.text(max_size=40), after=st.text(max_size=40),
-       echo=st.sampled_from(["none", "plain", "distinct", "escaped", "one-escaped", "slash"]))
+@given(key=st.sampled_from((*KEYS, "sk-proj-with/a/slash/or/two")), before=st.text(max_size=40),
+       after=st.text(max_size=40),
+       echo=st.sampled_from(["none", "plain", "distinct", "escaped", "one-escaped", "slash", "newline"]))
 def test_text_masks_what_the_pattern_finds_with_or_without_a_backslash(key: str, before: str, after: str,
                                                                        echo: str) -> None:
     # text() returns at once when there is no backslash and no form as it is: the pattern would find nothing there
     middle = {"none": "", "plain": key, "distinct": key[8:], "escaped": "".join(f"\\u{ord(c):04X}" for c in key),
-              "one-escaped": key[:-1] + f"\\u{ord(key[-1]):04x}", "slash": key.replace("-", "\\/")}[echo]
+              "one-escaped": key[:-1] + f"\\u{ord(key[-1]):04x}", "slash": key.replace("/", "\\/").replace("-", "\\/"),
+              "newline": key[:5] + "\\n" + key[5:]}[echo]
     value = before + middle + after
     scrub = Scrubber([key])
     pattern = _patterns(scrub.forms)
     assert pattern is not None
     assert scrub.text(value) == pattern[0].sub(lambda m: "*" * len(m.group()), value)
-    if echo in ("plain", "escaped", "one-escaped"):
+    if echo in ("plain", "escaped", "one-escaped") or (echo == "slash" and "/" in key):
         assert scrub.text(value) != value
