@@ -330,8 +330,7 @@ class _Watch:
         """True when the scenario has seen what it came for and leaves the stream."""
         if self.decoder is None:
             if self.partial is not None:
-                cut = max(piece.rfind(b"\n"), piece.rfind(b"\r"))
-                self.partial = len(piece) - cut - 1 if cut >= 0 else self.partial + len(piece)
+                self.partial = _unended(piece, self.partial)
                 if self.partial > DEFAULT_MAX_LINE:
                     raise _Abort("line cap")
             return False
@@ -348,7 +347,7 @@ class _Watch:
                 # answered, and nothing else is waited for: the rest is not decoded twice (the judge decodes it),
                 # only its lines' lengths followed for the line cap (a line ended in this piece: an event came)
                 self.decoder = None
-                self.partial = len(piece) - max(piece.rfind(b"\n"), piece.rfind(b"\r")) - 1
+                self.partial = _unended(piece, 0)
         self.seen += sum(1 for e in events if req.counts(e.data)) if req.counts is not None else len(events)
         if req.stop_after_events is not None and self.seen >= req.stop_after_events:
             if req.arrived is not None and req.hold is not None:
@@ -356,6 +355,13 @@ class _Watch:
                 req.hold.wait(limits.idle)
             return True
         return False
+
+
+def _unended(piece: bytes, before: int) -> int:
+    """The bytes of the line not ended yet after ``piece``, ``before`` of it having come earlier (CR, LF or both end
+    a line)."""
+    cut = max(piece.rfind(b"\n"), piece.rfind(b"\r"))
+    return len(piece) - cut - 1 if cut >= 0 else before + len(piece)
 
 
 def _body_piece(got: _Reading, decoder: Decoder, watch: _Watch, piece: bytes, clock: _Clock, limits: Limits) -> bool:

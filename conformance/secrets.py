@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conformance.body import Body, SpooledBody
+from conformance.wire.sse import copies
 
 if TYPE_CHECKING:
     from conformance.exchange import Exchange
@@ -260,7 +261,7 @@ class _Channels:
         while at < size:
             end = _unit_end(data, at)
             step = end - at
-            count = _run_length(data, data[at:end], end)  # identical units after this one
+            count = copies(data, data[at:end], end)  # identical units after this one
             if count <= self.keep + 2:
                 at = end + count * step
                 continue
@@ -339,22 +340,6 @@ def _unit_end(data: bytes, at: int) -> int:
     while data.startswith(b"\n", end) or data.startswith(b"\r\n", end):
         end = data.find(b"\n", end) + 1
     return end
-
-
-def _run_length(data: bytes, unit: bytes, at: int) -> int:
-    """How many copies of ``unit`` follow at ``at``: found by doubling, then halving (a few comparisons, in C)."""
-    step = len(unit)
-    if not data.startswith(unit, at):
-        return 0
-    count = 1  # copies known to follow; the next ``count`` are compared with them at once (slices of the window)
-    while data[at + count * step:at + 2 * count * step] == data[at:at + count * step]:
-        count *= 2
-    span = count  # at least ``count`` copies, fewer than 2 * count
-    while span > 1:
-        span //= 2
-        if data[at + count * step:at + (count + span) * step] == data[at:at + span * step]:
-            count += span
-    return count
 
 
 def _piece_spans(raw: bytes, decoded: str, lo: int) -> Callable[[int], tuple[int, int]]:

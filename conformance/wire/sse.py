@@ -216,7 +216,7 @@ class SSEDecoder:
 
     def _split_lines(self, buf: bytes, out: list[SSEEvent], final: bool = False) -> bytes:
         if self._last_one is not None:
-            buf = self._run_goes_on(buf, out)
+            buf = self._run_goes_on(buf, out, self._last_one)
         if b"\r" in buf:
             self._last_one = None  # the CR loop reads the lines: not the runs loop
         elif buf[:1] == b":" or _COMMENT_LINE.search(buf):
@@ -224,24 +224,16 @@ class SSEDecoder:
             return self._split_comment_runs(buf, out)
         return self._split_some(buf, out, final)
 
-    def _run_goes_on(self, buf: bytes, out: list[Any]) -> bytes:
+    def _run_goes_on(self, buf: bytes, out: list[Any], last: tuple[bytes, SSEEvent, int]) -> bytes:
         """(runs) When ``buf`` starts with at least RUN_MIN more copies of the one-line event the last lines ended
-        with, byte for byte (a flood, or a stuck model, read a piece at a time), they are counted by comparing slices
-        (doubling, then halving), before the piece is split into lines: the same continued ``SSERun`` and stats the
-        line loop gives, without a line each. The rest of ``buf`` is returned for the line loop."""
-        assert self._last_one is not None
-        line, event, step = self._last_one
+        with (``last``), byte for byte (a flood, or a stuck model, read a piece at a time), they are counted by
+        comparing slices before the piece is split into lines: the same continued ``SSERun`` and stats the line loop
+        gives, without a line each. The rest of ``buf`` is returned for the line loop."""
+        line, event, step = last
         unit = buf[:step]
-        if len(buf) < RUN_MIN * step or unit[:-2] != line or unit[-2:] != b"\n\n":
+        if unit[:-2] != line or unit[-2:] != b"\n\n":
             return buf
-        count = 1  # copies known at the start of buf; the next ``count`` compared with them at once
-        while buf[count * step:2 * count * step] == buf[:count * step]:
-            count *= 2
-        span = count  # at least ``count`` copies, fewer than 2 * count
-        while span > 1:
-            span //= 2
-            if buf[count * step:(count + span) * step] == buf[:span * step]:
-                count += span
+        count = copies(buf, unit)
         if count < RUN_MIN:
             return buf
         out.append(SSERun(event, count, step, continued=True))
@@ -482,6 +474,23 @@ def _pairs(lines: list[bytes], i: int, data: bytes) -> int:
             return i
         else:
             size, grow = m // 2, False
+
+
+def copies(data: bytes, unit: bytes, at: int = 0) -> int:
+    """How many copies of ``unit`` follow one another from ``at``: found by doubling, then halving (a few comparisons
+    of slices, in C). The SSE decoder counts a flood's events with it, the key masking a run of identical units."""
+    step = len(unit)
+    if not step or not data.startswith(unit, at):
+        return 0
+    count = 1  # copies known to follow; the next ``count`` are compared with them at once
+    while data[at + count * step:at + 2 * count * step] == data[at:at + count * step]:
+        count *= 2
+    span = count  # at least ``count`` copies, fewer than 2 * count
+    while span > 1:
+        span //= 2
+        if data[at + count * step:at + (count + span) * step] == data[at:at + span * step]:
+            count += span
+    return count
 
 
 def pieces(body: bytes, cuts: list[int] | None = None) -> list[bytes]:

@@ -127,7 +127,7 @@ class Choice:
 
     index: int
     role: str | None = None
-    # the content deltas as sent: the text folded so far and the pieces since (fewer than COMPACT_AT)
+    # the content deltas as sent: the text folded so far and the pieces since (at most COMPACT_AT, FOLD_AT characters)
     raw_text: str = ""
     raw_parts: list[str] = field(default_factory=list)
     pending: int = field(default=0, repr=False, compare=False)  # the characters in raw_parts

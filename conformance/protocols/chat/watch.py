@@ -102,7 +102,7 @@ class ChoiceTrack:
     # CHK-012: the length of the text so far; the text as a digest of its start (None: nothing hashed yet) and the
     # pieces since (fewer than HASH_AT: the answer keeps the text, a second copy here would double what judging holds)
     text_len: int = 0
-    hashed: Any = None
+    hashed: blake2b | None = None
     pieces: list[str] = field(default_factory=list)
     last: str = ""  # the last piece
 
@@ -658,7 +658,7 @@ def _starts_with_text(text: str, track: ChoiceTrack) -> bool:
         return text.startswith("".join(track.pieces))
     whole = track.hashed.copy()
     whole.update(_encoded("".join(track.pieces)))
-    return bool(blake2b(_encoded(text[:track.text_len]), digest_size=32).digest() == whole.digest())
+    return blake2b(_encoded(text[:track.text_len]), digest_size=32).digest() == whole.digest()
 
 
 _MOVED = frozenset({"events", "last_end", "last_index", "last_offset", "after_done", "after_error",
