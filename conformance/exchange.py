@@ -99,6 +99,8 @@ class Analysis:
     watch: Any = None  # chat: the ChatWatch its one decoding pass filled (protocols/chat/watch.py)
     answer: Any = None  # what the protocol assembled (chat: ``assembled``; responses: an ``Answer``)
     cuts: list[int] | None = None  # the pieces the body was fed in (byte-split fuzzing)
+    judged: dict[frozenset[str] | None, Any] = field(default_factory=dict)  # verdicts by rule selection (checks.judged)
+    copies: list[Analysis] = field(default_factory=list)  # of this one, for copies of the exchange (``analyze``)
 
     @property
     def request(self) -> dict[str, Any]:
@@ -205,6 +207,9 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+MAX_KEPT_COPIES = 8  # copies of one exchange whose analyses are kept (a kind adds one or two observations)
+
+
 def analyze(exchange: Exchange, profile: str | Profile = "openai",
             cuts: list[int] | None = None) -> Analysis:
     """Decode an exchange once, through the protocol its endpoint speaks; ``cuts`` feeds the body in
@@ -214,8 +219,15 @@ def analyze(exchange: Exchange, profile: str | Profile = "openai",
     if cuts is None and (known := exchange.memo.get(key)) is not None:
         if known.exchange is exchange:
             return known
-        again = copy.copy(known)  # the same decoding, read against this copy's observations
-        again.exchange = exchange
+        # a copy of the exchange (another observation added) shares its memo: the same decoding, read against the
+        # copy's observations, kept for the copy (found by identity: the analysis holds the copy, so its id is not
+        # reused while kept) with verdicts of its own, since the rules read the observations
+        again = next((c for c in known.copies if c.exchange is exchange), None)
+        if again is None:
+            again = copy.copy(known)
+            again.exchange, again.judged, again.copies = exchange, {}, []
+            if len(known.copies) < MAX_KEPT_COPIES:
+                known.copies.append(again)
         return again
     analysis = _analyze(exchange, prof, cuts)
     if cuts is None:

@@ -24,6 +24,24 @@ def test_failed_rules_are_exactly_the_expected(fx: Fixture) -> None:
     assert {v.rule.id for v in verdicts if v.outcome == "failed"} == fx.expected_failed
 
 
+def test_a_verdict_does_not_depend_on_the_selection() -> None:
+    """A live run judges every rule once per exchange and reads a selection's verdicts from those (a scenario whose
+    capability is unsupported keeps only ALWAYS): each selection must give what judging it alone gives."""
+    from conformance.engine.judge import ALWAYS
+    from conformance.rules import RULES
+
+    categories = sorted({r.category for r in RULES})
+    selections = [ALWAYS] + [frozenset(r.id for r in RULES if r.category == c) for c in categories]
+    compared = 0
+    for fx in FIXTURES:
+        every = evaluate(analyze(fx.exchange, fx.profile))
+        for chosen in selections:
+            alone = evaluate(analyze(fx.exchange, fx.profile), chosen)
+            assert alone == [v for v in every if v.rule.id in chosen], (fx.name, sorted(chosen))
+            compared += sum(v.outcome != "not_applicable" for v in alone)
+    assert compared > 1000
+
+
 @pytest.mark.parametrize("fx", FIXTURES, ids=lambda f: f.name)
 def test_assembly_matches_the_sidecar(fx: Fixture) -> None:
     got = assembled_json(analyze(fx.exchange, fx.profile))

@@ -227,6 +227,16 @@ def evaluate(a: Analysis, rule_ids: Iterable[str] | None = None) -> list[Verdict
     return verdicts
 
 
+def judged(a: Analysis, rule_ids: frozenset[str] | None) -> list[Verdict]:
+    """``evaluate`` made once per analysis and selection: a live run judges each exchange in its worker as its
+    scenario ends, and the judging after the run reads these verdicts (an exchange copied with another observation
+    has an analysis, and verdicts, of its own)."""
+    verdicts = a.judged.get(rule_ids)
+    if verdicts is None:
+        verdicts = a.judged[rule_ids] = evaluate(a, rule_ids)
+    return verdicts
+
+
 # each rule's not_applicable and passed verdicts, made once: a verdict is frozen, and most of an exchange's are these
 _PLAIN: dict[str, tuple[Verdict, Verdict]] = {}
 

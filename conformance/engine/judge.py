@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from conformance.body import held
-from conformance.checks import evaluate
+from conformance.checks import judged
 from conformance.engine.kinds import CAP_FIELDS, kind_of
 from conformance.engine.runner import Outcome
 from conformance.exchange import Exchange, analyze
@@ -96,12 +96,12 @@ def judge(outcome: Outcome, caps: dict[str, dict[str, Any]], settings: Settings,
         skipped = [CheckEntry(r.id, r.category, r.level, sc.name, Verdict.SKIPPED, skip, None, outcome.reproducer)
                    for r in RULES if r.category == sc.category and (rule_ids is None or r.id in rule_ids)]
         # what no capability excuses is judged still: a valid request answered 5xx, a request with no response
-        wanted = ALWAYS if rule_ids is None else ALWAYS & rule_ids
+        # (read from the verdicts the worker made: a rule's verdict does not depend on which others are judged)
         return skipped + [CheckEntry(v.rule.id, v.rule.category, v.rule.level, sc.name, Verdict(v.outcome),
                                      "\n".join(f.message for f in v.findings[:3]) or v.message, None,
                                      outcome.reproducer, findings=[f.to_json() for f in v.findings])
-                          for ex in outcome.exchanges for v in evaluate(analyze(ex, settings.profile), wanted)
-                          if v.outcome != "not_applicable"]
+                          for ex in outcome.exchanges for v in judged(analyze(ex, settings.profile), rule_ids)
+                          if v.rule.id in ALWAYS and v.outcome != "not_applicable"]
     entries: list[CheckEntry] = []
     variant = refused_variant(outcome.exchanges[0]) if sc.needs is not None else None
     usage_skip = _skip_reason("usage", caps, settings)  # scenarios that ask for usage besides the usage probe
@@ -111,7 +111,7 @@ def judge(outcome: Outcome, caps: dict[str, dict[str, Any]], settings: Settings,
             cap = CapabilityShown(shown[0], **caps[shown[0]])
             ex = replace(ex, observations=ex.observations.with_(capability=cap))
         name = ex.scenario if ex.scenario not in ("live", "") else sc.name
-        for verdict in evaluate(analyze(ex, settings.profile), rule_ids):
+        for verdict in judged(analyze(ex, settings.profile), rule_ids):
             if verdict.outcome == "not_applicable":
                 continue
             rule = verdict.rule
@@ -193,11 +193,19 @@ def _skip_reason(needs: str | None, caps: dict[str, dict[str, Any]], settings: S
     return f"capability {needs} unsupported: {caps[needs]['evidence']}"
 
 
+def judged_rules(settings: Settings) -> frozenset[str]:
+    """The rules a run judges: those chosen, else every rule but the fuzzer's."""
+    return settings.rules if settings.rules is not None else _ALL_BUT_FUZZ
+
+
+_ALL_BUT_FUZZ = frozenset(r.id for r in RULES if r.category != "fuzz")
+
+
 def judge_run(outcomes: list[Outcome], settings: Settings, model: str, *, tool: dict[str, str], started_at: str,
               duration_s: float, incomplete: dict[str, Any] | None = None) -> RunResult:
     """The ``RunResult`` of recorded outcomes: every chosen rule judged (or listed as skipped, with why)."""
     caps = capabilities(outcomes, settings)
-    rule_ids = settings.rules if settings.rules is not None else frozenset(r.id for r in RULES if r.category != "fuzz")
+    rule_ids = judged_rules(settings)
     result = RunResult(tool=tool, started_at=started_at, duration_s=duration_s, strict=settings.strict,
                        target={"base_url": settings.base_url, "model": model, "profile": settings.profile,
                                "capabilities": caps}, incomplete=incomplete, tokens=token_totals(outcomes, settings.profile))

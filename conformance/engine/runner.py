@@ -352,8 +352,12 @@ class Runner:
         if cut:
             return None
         outcome = Outcome(sc, exchanges, self.reproducer(sc, req), elapsed)
-        for ex in exchanges:  # decoded and assembled as the scenario ends, in this worker, under the run's profile:
-            analyze(ex, self.settings.profile)  # the one pass each body gets (the judging after the run reuses it)
+        from conformance.checks import judged
+        from conformance.engine.judge import judged_rules  # (judge imports this module)
+
+        rule_ids = judged_rules(self.settings)
+        for ex in exchanges:  # decoded, assembled and judged as the scenario ends, in this worker, under the run's
+            judged(analyze(ex, self.settings.profile), rule_ids)  # profile: the judging after the run reads these
         with self._lock:
             self.recorded.append(outcome)
         if self.settings.exitfirst:
@@ -363,14 +367,14 @@ class Runner:
     def _stop_at_failure(self, outcome: Outcome) -> None:
         """-x: judge the scenario as it ends (against the capabilities probed so far: a scenario whose capability is
         not probed yet is not judged here, the final judging does it); a gating failure stops the run."""
-        from conformance.engine.judge import capabilities, judge
+        from conformance.engine.judge import capabilities, judge, judged_rules
         from conformance.model import Level, gating_levels
 
         with self._lock:
             caps = capabilities(list(self.recorded), self.settings)
         gating = gating_levels(self.settings.strict)
         known = set(self.settings.known_failures)
-        for entry in judge(outcome, caps, self.settings, self.settings.rules):
+        for entry in judge(outcome, caps, self.settings, judged_rules(self.settings)):
             if entry.outcome in ("failed", "error") and Level(entry.level) in gating \
                     and (entry.rule, entry.scenario) not in known:
                 with self._lock:
