@@ -109,3 +109,29 @@ def test_a_verdict_carries_the_rule_it_judged_even_when_the_rulebook_changes(mon
     assert [v.rule for v in after] == list(renamed)
     assert all(v.rule is rule for v, rule in zip(after, renamed, strict=True))
     assert [v.outcome for v in after] == [before[r.id].outcome for r in renamed]
+
+
+def test_a_precondition_that_raises_is_its_rules_error_not_the_end_of_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A live run evaluates every rule in its worker: a precondition's bug (an SSE answer on Ollama's route had no
+    chat watch) gives its check's rules an error verdict and leaves every other verdict as it was."""
+    import dataclasses
+
+    import conformance.checks as checks
+
+    checks._load()
+    fixture = next(f for f in load_all() if f.name == "defects/error-in-stream-after-200")
+    before = {v.rule.id: v.outcome for v in evaluate(analyze(fixture.exchange))}
+    target = next(c for c in checks.CHECKS if c.when and any(before[r] in ("passed", "failed") for r in c.rules))
+
+    def broken(a: object) -> bool:
+        raise AttributeError("'NoneType' object has no attribute 'events'")
+
+    monkeypatch.setattr(checks, "CHECKS", [dataclasses.replace(c, when=(*c.when, broken)) if c is target else c
+                                           for c in checks.CHECKS])
+    monkeypatch.setattr(checks, "_PLANS", {})
+    after = {v.rule.id: v for v in evaluate(analyze(fixture.exchange))}
+    for rid, outcome in before.items():
+        if rid in target.rules and outcome != "not_applicable":
+            assert after[rid].outcome == "error" and "precondition broken" in after[rid].message, rid
+        else:
+            assert after[rid].outcome == outcome, rid

@@ -187,13 +187,18 @@ def evaluate(a: Analysis, rule_ids: Iterable[str] | None = None) -> list[Verdict
     known: dict[Predicate, bool] = {}  # the preconditions are pure and shared by many checks: each asked once
     for chk, ids in _plan(a, wanted):
         holds = True
-        for pred in chk.when:
-            held = known.get(pred)
-            if held is None:
-                held = known[pred] = bool(pred(a))
-            if not held:
-                holds = False
-                break
+        try:
+            for pred in chk.when:
+                held = known.get(pred)
+                if held is None:
+                    held = known[pred] = bool(pred(a))
+                if not held:
+                    holds = False
+                    break
+        except Exception as exc:  # a precondition's bug: its rules' error, not the run's end
+            for r in ids:
+                errors[r] = f"precondition {pred.__name__} of {chk.func.__name__} failed: {type(exc).__name__}: {exc}"
+            continue
         if not holds:
             continue
         applicable.update(ids)

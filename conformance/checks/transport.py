@@ -73,8 +73,8 @@ def _has_timing(a: Analysis) -> bool:
     of all its events is buffering. A short stream from a fast server can arrive in one read however it is written,
     so it shows nothing either way (issue 27: the verdict was luck)."""
     paced = a.exchange.observations.paced_s
-    return chat_sse(a) and len(a.exchange.arrivals) > 0 and a.watch.events >= 8 and paced is not None \
-        and paced >= PACED_S
+    return chat_sse(a) and len(a.exchange.arrivals) > 0 and a.watch is not None and a.watch.events >= 8 \
+        and paced is not None and paced >= PACED_S  # (no watch: an SSE answer on another protocol's route)
 
 
 BACK_TO_BACK = 0.1  # events whose reads all came within this share of their generation time were written together
