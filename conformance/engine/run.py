@@ -70,6 +70,17 @@ def _run_live(settings: Settings, reference: bool) -> Iterator[ev.Event]:
              if n not in settings.exclude_scenarios]
     events: queue.Queue[Any] = queue.Queue()
     runner = Runner(settings, emit=events.put)
+    if settings.report_dir is not None and settings.wire_log:  # each exchange's files written as its scenario ends
+        runner.ahead = wirelog.Ahead(settings.report_dir, Scrubber(settings.secrets))
+    try:
+        yield from _live(settings, reference, runner, events, names, started, clock)
+    finally:
+        if runner.ahead is not None:
+            runner.ahead.close()
+
+
+def _live(settings: Settings, reference: bool, runner: Runner, events: queue.Queue[Any], names: list[str],
+          started: str, clock: float) -> Iterator[ev.Event]:
     box: list[list[Outcome]] = []
 
     def live() -> None:
@@ -107,7 +118,7 @@ def _run_live(settings: Settings, reference: bool) -> Iterator[ev.Event]:
     if settings.report_dir is not None and settings.wire_log:
         wirelog.save(settings.report_dir, wirelog.WireRun(TOOL, started, duration, runner.model,
                                                           settings_record(settings), incomplete),
-                     outcomes, Scrubber(settings.secrets))
+                     outcomes, Scrubber(settings.secrets), runner.ahead)
     result = judge_run(outcomes, settings, runner.model, tool=TOOL, started_at=started, duration_s=duration,
                        incomplete=incomplete)
     yield from verdict_events(result)

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.body import HOLD_BYTES, held
 from conformance.client import REFUSAL_DEADLINE, Limits, Request, record
@@ -35,6 +35,9 @@ from conformance.scenarios import Context, Scenario, context_tokens
 from conformance.settings import Settings
 from conformance.wire.errors import WireError
 from conformance.wire.sse import SSEDecoder
+
+if TYPE_CHECKING:
+    from conformance.engine.wirelog import Ahead
 
 HEAVY = frozenset({"error-context-overflow", "error-oversized"})
 LOST = frozenset({"protocol error", "transport error", "connect error"})  # the connection failed, not a limit
@@ -136,6 +139,7 @@ class Runner:
         self.context: int | None = None  # the context length the server states, in tokens
         self.plain_first_event: float | None = None
         self.listed: list[str] | None = None  # the model ids GET /v1/models listed (None: no list)
+        self.ahead: Ahead | None = None  # writes each exchange's wire log files as its scenario ends (engine.run)
         served = "unknown-model-served" in PROFILES[settings.profile].allows
         self.refuse = BAD_INPUT - {Intent.UNKNOWN_MODEL} if served else BAD_INPUT  # requests under the refusal deadline
 
@@ -358,6 +362,8 @@ class Runner:
         rule_ids = judged_rules(self.settings)
         for ex in exchanges:  # decoded, assembled and judged as the scenario ends, in this worker, under the run's
             judged(analyze(ex, self.settings.profile), rule_ids)  # profile: the judging after the run reads these
+        if self.ahead is not None:
+            self.ahead.exchanges(exchanges)
         with self._lock:
             self.recorded.append(outcome)
         if self.settings.exitfirst:

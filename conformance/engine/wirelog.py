@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
+import shutil
+import tempfile
+import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -47,8 +51,60 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name)[:60]
 
 
-def save(directory: Path, run: WireRun, outcomes: list[Outcome], scrub: Scrubber) -> Path:
-    """Write the wire log of ``outcomes`` into ``directory/wire``; return that folder."""
+class Ahead:
+    """Exchange files written as each scenario ends, in its worker (``exchanges``), under names of their own (a
+    counter, never what a server sent) in a hidden folder of the report dir; ``save`` moves them into the log under
+    their run-order names. What depends on the whole run is written at its end: ``run.json``, the HAR, and an
+    exchange whose request goes to a file of its own (its ``.json`` names that file by the stem). The files are the
+    bytes ``save`` alone writes (tests/wire/test_ahead.py). ``close`` removes what is left (a cut scenario's)."""
+
+    def __init__(self, directory: Path, scrub: Scrubber) -> None:
+        self.directory = directory
+        self.folder: Path | None = None  # made with the first exchange (a run that never sends leaves nothing)
+        self.scrub = scrub
+        self._lock = threading.Lock()
+        self._count = 0
+        self._written: dict[int, tuple[Exchange, str, Body]] = {}
+
+    def exchanges(self, exchanges: list[Exchange]) -> None:
+        for ex in exchanges:
+            request_text = json_text(ex.request)
+            if len(request_text) > INLINE_REQUEST:
+                continue
+            with self._lock:
+                if self.folder is None:
+                    self.directory.mkdir(parents=True, exist_ok=True)
+                    self.folder = Path(tempfile.mkdtemp(prefix=".wire-", dir=self.directory))
+                folder = self.folder
+                self._count += 1
+                name = f"{self._count:06d}"
+            body = self.scrub.data(ex.body)
+            _save_exchange(folder, name, ex, self.scrub, body, request_text)
+            with self._lock:
+                self._written[id(ex)] = (ex, name, body)
+
+    def take(self, ex: Exchange, wire: Path, stem: str) -> Body | None:
+        """Move the exchange's files into the log as ``stem`` and give its masked body (None: not written ahead)."""
+        with self._lock:
+            entry = self._written.pop(id(ex), None)
+        if entry is None or entry[0] is not ex:  # (the entry holds its exchange: an id is not reused while kept)
+            return None
+        _, name, body = entry
+        assert self.folder is not None
+        for suffix in (".json", ".body"):
+            os.replace(self.folder / f"{name}{suffix}", wire / f"{stem}{suffix}")
+        return body
+
+    def close(self) -> None:
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+        with self._lock:
+            self._written.clear()
+
+
+def save(directory: Path, run: WireRun, outcomes: list[Outcome], scrub: Scrubber, ahead: Ahead | None = None) -> Path:
+    """Write the wire log of ``outcomes`` into ``directory/wire``; return that folder. With ``ahead``, the exchange
+    files it wrote during the run are moved in, not written again."""
     wire = directory / WIRE_DIR
     wire.mkdir(parents=True, exist_ok=True)
     for old in wire.iterdir():  # a log is one run: nothing of an earlier run stays beside it
@@ -61,8 +117,10 @@ def save(directory: Path, run: WireRun, outcomes: list[Outcome], scrub: Scrubber
         files = []
         for ex in outcome.exchanges:
             stem = next(stems)
-            body = scrub.data(ex.body)
-            _save_exchange(wire, stem, ex, scrub, body)
+            body = ahead.take(ex, wire, stem) if ahead is not None else None
+            if body is None:
+                body = scrub.data(ex.body)
+                _save_exchange(wire, stem, ex, scrub, body)
             saved.append((stem, ex, body))
             files.append(stem)
         listed.append({"scenario": outcome.scenario.name, "elapsed_s": outcome.elapsed_s,  # exact: reports round it
@@ -127,8 +185,10 @@ def to_har(run: WireRun, exchanges: list[tuple[str, Exchange, Body]], scrub: Scr
                     "entries": entries}}
 
 
-def _save_exchange(wire: Path, stem: str, ex: Exchange, scrub: Scrubber, body: Body) -> None:
-    request_text = json_text(ex.request)
+def _save_exchange(wire: Path, stem: str, ex: Exchange, scrub: Scrubber, body: Body,
+                   request_text: str | None = None) -> None:
+    if request_text is None:
+        request_text = json_text(ex.request)
     meta: dict[str, Any] = {
         "method": ex.method, "path": ex.path, "scenario": ex.scenario, "intent": ex.intent,
         "request_http_version": ex.request_http_version,
