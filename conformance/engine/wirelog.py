@@ -54,8 +54,8 @@ def _safe(name: str) -> str:
 class Ahead:
     """Exchange files written as each scenario ends, in its worker (``exchanges``), under names of their own (a
     counter, never what a server sent) in a hidden folder of the report dir; ``save`` moves them into the log under
-    their run-order names. What depends on the whole run is written at its end: ``run.json``, the HAR, and an
-    exchange whose request goes to a file of its own (its ``.json`` names that file by the stem). The files are the
+    their run-order names. What depends on the whole run is written at its end: ``run.json``, the HAR, and the
+    ``.json`` of an exchange whose request goes to a file of its own (it names that file by the stem). The files are the
     bytes ``save`` alone writes (tests/wire/test_ahead.py). ``close`` removes what is left (a cut scenario's)."""
 
     def __init__(self, directory: Path, scrub: Scrubber) -> None:
@@ -64,13 +64,11 @@ class Ahead:
         self.scrub = scrub
         self._lock = threading.Lock()
         self._count = 0
-        self._written: dict[int, tuple[Exchange, str, Body]] = {}
+        self._written: dict[int, tuple[Exchange, str, Body, bool]] = {}  # (exchange, name, masked body, inline)
 
     def exchanges(self, exchanges: list[Exchange]) -> None:
         for ex in exchanges:
             request_text = json_text(ex.request)
-            if len(request_text) > INLINE_REQUEST:
-                continue
             with self._lock:
                 if self.folder is None:
                     self.directory.mkdir(parents=True, exist_ok=True)
@@ -79,9 +77,15 @@ class Ahead:
                 self._count += 1
                 name = f"{self._count:06d}"
             body = self.scrub.data(ex.body)
-            _save_exchange(folder, name, ex, self.scrub, body, request_text)
+            inline = len(request_text) <= INLINE_REQUEST
+            if inline:
+                _save_exchange(folder, name, ex, self.scrub, body, request_text)
+            else:  # the request file compressed here; the .json, which names it by its stem, when the stem is known
+                _write_request(folder / f"{name}{REQUEST_SUFFIX}", self.scrub, request_text)
+                _write_body(folder, name, body)
+            del request_text
             with self._lock:
-                self._written[id(ex)] = (ex, name, body)
+                self._written[id(ex)] = (ex, name, body, inline)
 
     def take(self, ex: Exchange, wire: Path, stem: str) -> Body | None:
         """Move the exchange's files into the log as ``stem`` and give its masked body (None: not written ahead)."""
@@ -89,10 +93,12 @@ class Ahead:
             entry = self._written.pop(id(ex), None)
         if entry is None or entry[0] is not ex:  # (the entry holds its exchange: an id is not reused while kept)
             return None
-        _, name, body = entry
+        _, name, body, inline = entry
         assert self.folder is not None
-        for suffix in (".json", ".body"):
+        for suffix in (".body", ".json" if inline else REQUEST_SUFFIX):
             os.replace(self.folder / f"{name}{suffix}", wire / f"{stem}{suffix}")
+        if not inline:
+            _write_meta(wire, stem, ex, self.scrub, inline=False)
         return body
 
     def close(self) -> None:
@@ -189,6 +195,21 @@ def _save_exchange(wire: Path, stem: str, ex: Exchange, scrub: Scrubber, body: B
                    request_text: str | None = None) -> None:
     if request_text is None:
         request_text = json_text(ex.request)
+    inline = len(request_text) <= INLINE_REQUEST
+    if not inline:
+        _write_request(wire / f"{stem}{REQUEST_SUFFIX}", scrub, request_text)
+    _write_meta(wire, stem, ex, scrub, inline)
+    _write_body(wire, stem, body)
+
+
+REQUEST_SUFFIX = ".request.json.gz"
+
+
+def _write_request(path: Path, scrub: Scrubber, request_text: str) -> None:
+    path.write_bytes(gzip.compress(scrub.text(request_text).encode("utf-8"), 6, mtime=0))  # (mtime: same bytes)
+
+
+def _write_meta(wire: Path, stem: str, ex: Exchange, scrub: Scrubber, inline: bool) -> None:
     meta: dict[str, Any] = {
         "method": ex.method, "path": ex.path, "scenario": ex.scenario, "intent": ex.intent,
         "request_http_version": ex.request_http_version,
@@ -196,16 +217,18 @@ def _save_exchange(wire: Path, stem: str, ex: Exchange, scrub: Scrubber, body: B
         "status": ex.status, "http_version": ex.http_version, "headers": [list(h) for h in ex.headers],
         "observations": ex.observations.to_json(), "body_bytes": len(ex.body),
     }
-    if len(request_text) <= INLINE_REQUEST:
+    if inline:
         meta["request"] = ex.request
     else:
-        meta["request_file"] = f"{stem}.request.json.gz"
-        (wire / meta["request_file"]).write_bytes(gzip.compress(scrub.text(request_text).encode("utf-8"), 6))
+        meta["request_file"] = f"{stem}{REQUEST_SUFFIX}"
     text = json_text(meta, indent=1)
     # the arrivals last, on one line: a long stream has thousands of (seconds, bytes) pairs, four lines each indented
     # (and the pure-Python encoder's); numbers only, so nothing to escape or mask in them
     text = f"{text[:-2]},\n \"arrivals\": {json.dumps([list(a) for a in ex.arrivals])}\n}}"
     (wire / f"{stem}.json").write_text(scrub.text(text) + "\n", encoding="utf-8")
+
+
+def _write_body(wire: Path, stem: str, body: Body) -> None:
     if isinstance(body, SpooledBody):  # copied from its spool file, a slice at a time
         body.copy_to(wire / f"{stem}.body")
     else:

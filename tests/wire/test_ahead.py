@@ -57,7 +57,8 @@ def test_the_files_written_ahead_are_the_log_save_writes(url: str, tmp_path: Pat
     for ex in exchanges:
         ahead.exchanges([ex])
     assert ahead.folder is not None and ahead.folder.parent == tmp_path / "ahead"
-    assert len(files(ahead.folder)) == 8  # .json and .body of four (the big request's waits for its stem)
+    assert len(files(ahead.folder)) == 10  # .json and .body of four; the big request's .body and request file (its
+    # .json names the file by its stem: written when the stem is known)
     wire = wirelog.save(tmp_path / "ahead", run, outcomes, scrub, ahead)
     assert files(ahead.folder).keys() == {"000001.json", "000001.body"}  # the cut one's, left
     ahead.close()
@@ -69,6 +70,17 @@ def test_the_files_written_ahead_are_the_log_save_writes(url: str, tmp_path: Pat
         assert written[name] == data, name
     assert KEY.encode() not in b"".join(written.values())
     assert (wire / "001-stream-plain.body").stat().st_nlink >= 2  # a spooled body: a link, not a copy
+
+
+def test_a_request_file_is_the_same_bytes_whenever_it_is_written(url: str, tmp_path: Path) -> None:
+    big = record(url, chat("y" * (wirelog.INLINE_REQUEST + 10), False, "non-stream"))
+    run = wirelog.WireRun({"name": "chat-conformance", "version": "0"}, "2026-12-04T00:00:00+00:00", 1.0, "m", {})
+    outcomes = [Outcome(BY_NAME["non-stream"], [big], "curl", 0.5)]
+    first = files(wirelog.save(tmp_path / "a", run, outcomes, Scrubber([])))
+    import time
+
+    time.sleep(1.1)  # gzip's header holds a time unless told: a log written ahead is a second older
+    assert files(wirelog.save(tmp_path / "b", run, outcomes, Scrubber([]))) == first
 
 
 def test_a_run_that_never_sends_leaves_nothing(tmp_path: Path) -> None:
