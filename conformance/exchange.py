@@ -220,8 +220,7 @@ def analyze(exchange: Exchange, profile: str | Profile = "openai",
         if known.exchange is exchange:
             return known
         # a copy of the exchange (another observation added) shares its memo: the same decoding, read against the
-        # copy's observations, kept for the copy (found by identity: the analysis holds the copy, so its id is not
-        # reused while kept) with verdicts of its own, since the rules read the observations
+        # copy's observations, kept for the copy with verdicts of its own (the rules read the observations)
         again = next((c for c in known.copies if c.exchange is exchange), None)
         if again is None:
             again = copy.copy(known)

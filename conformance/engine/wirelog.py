@@ -83,7 +83,6 @@ class Ahead:
             else:  # the request file compressed here; the .json, which names it by its stem, when the stem is known
                 _write_request(folder / f"{name}{REQUEST_SUFFIX}", self.scrub, request_text)
                 _write_body(folder, name, body)
-            del request_text
             with self._lock:
                 self._written[id(ex)] = (ex, name, body, inline)
 
