@@ -116,6 +116,16 @@ class Outcome:
     elapsed_s: float
 
 
+@dataclass(frozen=True)
+class Sent:
+    """A scenario whose requests are done (``Runner.send_scenario``), before its outcome is made (``Runner.finish``)."""
+
+    scenario: Scenario
+    request: Request
+    exchanges: list[Exchange]
+    elapsed_s: float
+
+
 class Runner:
     """Runs the scenarios against one target and records their exchanges."""
 
@@ -328,6 +338,12 @@ class Runner:
 
     def run_scenario(self, sc: Scenario) -> Outcome | None:
         """The scenario's outcome; None when the run timeout left it out or cut it (``not_run`` says so)."""
+        sent = self.send_scenario(sc)
+        return self.finish(sent) if sent is not None else None
+
+    def send_scenario(self, sc: Scenario) -> Sent | None:
+        """The scenario's requests sent and their exchanges recorded (masked), nothing judged; None when the run
+        timeout left it out or cut it."""
         if self.past_deadline():
             with self._lock:
                 self.not_run.append(sc.name)
@@ -355,7 +371,13 @@ class Runner:
                                       else first.observations.aborted, done, max(self.total, done)))
         if cut:
             return None
-        outcome = Outcome(sc, exchanges, self.reproducer(sc, req), elapsed)
+        return Sent(sc, req, exchanges, elapsed)
+
+    def finish(self, sent: Sent) -> Outcome:
+        """A sent scenario's outcome: its reproducer, each exchange decoded, assembled and judged, its wire log files
+        written. It sends nothing, so it may run while another scenario sends (``record_all``)."""
+        sc, exchanges = sent.scenario, sent.exchanges
+        outcome = Outcome(sc, exchanges, self.reproducer(sc, sent.request), sent.elapsed_s)
         from conformance.checks import judged
         from conformance.engine.judge import judged_rules  # (judge imports this module)
 
@@ -420,22 +442,30 @@ class Runner:
 
         ordered = [sc for sc in chosen if not kind_of(sc).alone and sc.name not in HEAVY]
         self.total = len(chosen)
-        first = self.run_scenario(ordered[0]) if ordered else None  # alone: a 401 ends the run here
-        outcomes = [first] if first is not None else []
+        first = self.send_scenario(ordered[0]) if ordered else None  # alone: a 401 ends the run here
         if first is not None:
             self.refuse_if_unauthorized(first.exchanges[0], f"the first request ({ordered[0].name})")
             self.refuse_if_model_missing(first.exchanges[0], ordered[0].name)
         with ThreadPoolExecutor(max_workers=max(1, self.settings.workers)) as pool:
-            outcomes += [o for o in pool.map(self.run_scenario, ordered[1:]) if o is not None]
+            head = pool.submit(self.finish, first) if first is not None else None  # judged while the others send
+            rest = [o for o in pool.map(self.run_scenario, ordered[1:]) if o is not None]
+            outcomes = ([head.result()] if head is not None else []) + rest
         caps = capabilities(outcomes, self.settings)
         alone = [sc for sc in chosen if kind_of(sc).alone and (sc.needs is None or caps[sc.needs]["supported"]
                                                                or sc.needs in self.settings.expect)]
         heavy = [sc for sc in chosen if sc.name in HEAVY]
         self.total = len(ordered) + len(alone) + len(heavy)
-        for sc in alone + heavy:
-            outcome = self.run_scenario(sc)
-            if outcome is not None:
-                outcomes.append(outcome)
+        # one at a time on the network; each one's outcome is made (judged, its wire log written) while the next one
+        # sends, since making it sends nothing. With -x, before the next one is sent: a gating failure stops there
+        with ThreadPoolExecutor(max_workers=1) as finishing:
+            made = []
+            for sc in alone + heavy:
+                sent = self.send_scenario(sc)
+                if sent is not None:
+                    made.append(finishing.submit(self.finish, sent))
+                    if self.settings.exitfirst:
+                        made[-1].result()
+            outcomes += [m.result() for m in made]
         return outcomes
 
 
