@@ -84,13 +84,18 @@ class Request:
     counts: Callable[[str], bool] | None = None  # which events count for stop_after_events (by their data)
     abandon: threading.Event | None = None  # stop waiting for the response once this is set (burst scenarios)
     retry_lost: bool = True  # a lost connection is sent again alone (engine.runner); False where the loss is the point
+    # the body's encoding, with the body it encodes: sending, the reproducer and its script each ask for it (the
+    # oversized request is 16 MiB); a new body object (``replace``, assignment) is encoded anew
+    _encoding: tuple[Any, bytes] | None = field(default=None, init=False, repr=False, compare=False)
 
     def encoded(self) -> bytes | None:
         if self.content is not None:
             return self.content
-        if self.body is not None:
-            return json.dumps(self.body).encode()
-        return None
+        if self.body is None:
+            return None
+        if self._encoding is None or self._encoding[0] is not self.body:
+            self._encoding = (self.body, json.dumps(self.body).encode())
+        return self._encoding[1]
 
 
 def request_headers(req: Request, api_key: str | None = None) -> dict[str, str]:

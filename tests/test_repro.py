@@ -56,3 +56,30 @@ def test_every_scenario_names_a_kind_that_exists() -> None:
 def test_the_other_kinds_script_what_they_send(kind: str, present: str, requests: int) -> None:
     script = KINDS[kind].script(STREAM, Script(BASE))
     assert present in script and script.count("curl -sN") == requests
+
+
+def test_a_body_is_encoded_once_and_a_new_body_anew(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sending, the reproducer and its script each ask for the request's bytes (the oversized one is 16 MiB): one
+    encoding serves them all, and a request given another body (``replace``, assignment) is encoded from it."""
+    import dataclasses
+    import json
+
+    from conformance import client
+
+    calls = []
+    real = json.dumps
+
+    def counting(value: object, **kwargs: object) -> str:
+        calls.append(value)
+        return real(value, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(client.json, "dumps", counting)
+    req = Request(body={"model": "m", "messages": [{"role": "user", "content": "x" * 5000}]})
+    first = req.encoded()
+    KINDS["plain"].script(req, Script(BASE, body_file="reproducers/x.json.gz"))
+    assert req.encoded() is first and len(calls) == 1
+    other = dataclasses.replace(req, body={"model": "n"})
+    assert other.encoded() == b'{"model": "n"}' and req.encoded() is first
+    req.body = {"model": "o"}
+    assert req.encoded() == b'{"model": "o"}' and len(calls) == 3
+    assert Request(content=b"{").encoded() == b"{" and Request(method="GET").encoded() is None
