@@ -153,7 +153,8 @@ def _stems(outcomes: list[Outcome]) -> list[str]:
 def to_har(run: WireRun, exchanges: list[tuple[str, Exchange, Body]], scrub: Scrubber) -> dict[str, Any]:
     """The wire log as HAR 1.2 (opens in every browser's devtools and in HAR tools): one entry per exchange, the
     body inline up to HAR_INLINE bytes (text, or base64 when it is not UTF-8) and always named by its exact-bytes
-    file (``_bodyFile``); the suite's own observations as ``_observations``."""
+    file (``_bodyFile``); the request inline up to HAR_INLINE characters, a longer one named by its file
+    (``_requestFile``); the suite's own observations as ``_observations``."""
     import base64
 
     base = str(run.settings.get("base_url") or "").rstrip("/")
@@ -170,6 +171,14 @@ def to_har(run: WireRun, exchanges: list[tuple[str, Exchange, Body]], scrub: Scr
         else:
             content["comment"] = f"{len(body)} bytes: see {stem}.body"
         sent = json_text(ex.request) if ex.request is not None else None
+        post: dict[str, Any] = {}
+        if sent is not None:
+            post = {"mimeType": ex.request_header("content-type") or "application/json"}
+            if len(sent) <= HAR_INLINE:
+                post["text"] = sent
+            else:  # (the oversized request is 16 MiB) its exact text is the request file beside, which _save_exchange
+                post.update(comment=f"{len(sent)} characters: see {stem}{REQUEST_SUFFIX}",  # writes past 64 KiB
+                            _requestFile=f"{stem}{REQUEST_SUFFIX}")
         elapsed = float(ex.observations.elapsed_s or (ex.arrivals[-1][0] if ex.arrivals else 0.0))
         first = ex.arrivals[0][0] if ex.arrivals else elapsed
         entries.append({
@@ -177,8 +186,7 @@ def to_har(run: WireRun, exchanges: list[tuple[str, Exchange, Body]], scrub: Scr
             "request": {"method": ex.method, "url": base + ex.path, "httpVersion": ex.request_http_version,
                         "headers": [{"name": k, "value": v} for k, v in scrub.headers(ex.request_headers)],
                         "queryString": [], "cookies": [], "headersSize": -1, "bodySize": len(sent or ""),
-                        **({"postData": {"mimeType": ex.request_header("content-type") or "application/json",
-                                         "text": sent}} if sent is not None else {})},
+                        **({"postData": post} if post else {})},
             "response": {"status": ex.status or 0, "statusText": "", "httpVersion": ex.http_version,
                          "headers": [{"name": k, "value": v} for k, v in ex.headers], "cookies": [],
                          "content": content, "redirectURL": "", "headersSize": -1, "bodySize": len(body)},

@@ -4,6 +4,7 @@ a CA bundle or --insecure for TLS, and HTTP(S)_PROXY / NO_PROXY."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import select
@@ -232,7 +233,7 @@ def test_click_usage_errors_are_one_line() -> None:
 def test_the_wire_log_is_also_har(tmp_path: Path) -> None:
     with HostileServer(answer) as server:
         proc = conformance("run", "--base-url", server.base_url, "--model", "m", *ALL, "--api-key", "sk-har-secret-99",
-                           "--report-dir", str(tmp_path))
+                           "--scenario", "error-oversized", "--report-dir", str(tmp_path))
         origin = server.base_url
     assert proc.returncode in (0, 1), proc.stderr
     har = json.loads((tmp_path / "wire" / "wire.har").read_text(encoding="utf-8"))["log"]
@@ -244,3 +245,9 @@ def test_the_wire_log_is_also_har(tmp_path: Path) -> None:
             origin)
     assert "sk-har-secret-99" not in (tmp_path / "wire" / "wire.har").read_text(encoding="utf-8")
     assert any(h["value"] == "Bearer <redacted>" for h in har["entries"][0]["request"]["headers"])
+    # a request up to 256 KiB inline; the oversized one (16 MiB) named by its exact-text file beside
+    posted = [entry["request"]["postData"] for entry in har["entries"] if "postData" in entry["request"]]
+    referenced = [p for p in posted if "_requestFile" in p]
+    assert len(referenced) == 1 and all("text" in p and len(p["text"]) <= 256 * 1024 for p in posted if p not in referenced)
+    sent = gzip.decompress((tmp_path / "wire" / referenced[0]["_requestFile"]).read_bytes()).decode("utf-8")
+    assert "text" not in referenced[0] and len(sent) > 16 * 1024 * 1024 and str(len(sent)) in referenced[0]["comment"]
