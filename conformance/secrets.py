@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import functools
 import json
+import mmap
+import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -167,7 +169,9 @@ class Scrubber:
 
     def file(self, path: Path) -> None:
         """Mask a file in place, reading it a window of whole lines at a time (no form and no JSON string spans a
-        line), the split echoes followed across windows: memory bounded by the window, not the file."""
+        line), the split echoes followed across windows: memory bounded by the window, not the file. The file is
+        mapped, not read: each window is one slice of the map (reading into a buffer, joining what was left of the
+        last window and cutting at the last line copied each window three times)."""
         if self._patterns is None:
             return
         pattern = self._patterns[1]
@@ -175,27 +179,29 @@ class Scrubber:
         spans: list[tuple[int, int]] = []
         overlap = 6 * len(self.forms[0])  # the longest form, every character \u-escaped
         with path.open("rb") as f:
-            base, pending = 0, b""
-            while True:
-                piece = f.read(WINDOW)
-                data = pending + piece
-                if not data:
-                    break
-                cut = len(data) if not piece else data.rfind(b"\n") + 1
-                forced = cut == 0 and len(data) >= MAX_LINE_WINDOW  # one giant line: cut, the overlap read twice
-                if forced:
-                    cut = len(data) - overlap
-                if cut <= 0:
-                    pending = data
-                    continue
-                part = data[:cut]
-                spans += _plain_spans(pattern, self._literals, data if forced else part, base)
-                if b'"' in part:
-                    spans += channels.feed(part, base)  # absolute offsets: a split echo spans windows
-                pending = data[cut:]
-                base += cut
-                if not piece:
-                    break
+            size = os.fstat(f.fileno()).st_size
+            if not size:  # (an empty file cannot be mapped)
+                return
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as view:
+                base = stop = released = 0  # the window is view[base:stop]: what came before base is done
+                while base < size:
+                    more = stop < size
+                    stop = min(stop + WINDOW, size)
+                    cut = view.rfind(b"\n", base, stop) + 1 if more else stop  # whole lines; all that is left at the end
+                    forced = cut <= base and stop - base >= MAX_LINE_WINDOW  # one giant line: cut, the overlap read twice
+                    if forced:
+                        cut = stop - overlap
+                    if cut <= base:  # no whole line yet: the window grows
+                        continue
+                    part = view[base:cut]
+                    spans += _plain_spans(pattern, self._literals, view[base:stop] if forced else part, base)
+                    if b'"' in part:
+                        spans += channels.feed(part, base)  # absolute offsets: a split echo spans windows
+                    base = cut
+                    done = base - base % mmap.PAGESIZE
+                    if done > released and hasattr(view, "madvise"):  # the pages read count in the process's RSS
+                        view.madvise(mmap.MADV_DONTNEED, released, done - released)  # until given back (the file stays)
+                        released = done
         if not spans:
             return
         with path.open("r+b") as f:

@@ -130,6 +130,22 @@ def test_a_key_in_one_giant_line_is_masked_across_the_forced_cuts(tmp_path: Path
     assert masked.count(b"*" * len(KEY)) == 40
 
 
+def test_an_empty_or_keyless_file_is_left_as_it_is(tmp_path: Path) -> None:
+    """The file is mapped to be read (an empty one cannot be): an empty body, and one with no form of the key, are
+    left byte for byte; a key in the last line, with no newline after it, is masked."""
+    empty, plain, last = tmp_path / "e.body", tmp_path / "p.body", tmp_path / "l.body"
+    empty.write_bytes(b"")
+    plain.write_bytes(event("content", "hello") * 1000)
+    last.write_bytes(event("content", "hello") * 10 + b'data: {"k":"' + KEY.encode() + b'"}')
+    for path in (empty, plain, last):
+        before = path.read_bytes()
+        Scrubber([KEY]).file(path)
+        after = path.read_bytes()
+        assert len(after) == len(before) and KEY.encode() not in after
+        assert after == before or path is last
+    assert last.read_bytes().endswith(b'"' + b"*" * len(KEY) + b'"}')
+
+
 def test_max_body_sizes() -> None:
     assert parse_size("64M") == 64 * 1024 ** 2 and parse_size("512KiB") == 512 * 1024 and parse_size("1g") == 1024 ** 3
     assert parse_size("8388608") == 8388608
