@@ -14,8 +14,10 @@ import json
 import os
 import re
 import shutil
+import struct
 import tempfile
 import threading
+import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -212,8 +214,23 @@ def _save_exchange(wire: Path, stem: str, ex: Exchange, scrub: Scrubber, body: B
 REQUEST_SUFFIX = ".request.json.gz"
 
 
+GZIP_HEADER = gzip.compress(b"", 6, mtime=0)[:10]  # (no time in it: a file written again is the same bytes)
+PIECE = 1024 * 1024  # characters of a request encoded and compressed at a time
+
+
 def _write_request(path: Path, scrub: Scrubber, request_text: str) -> None:
-    path.write_bytes(gzip.compress(scrub.text(request_text).encode("utf-8"), 6, mtime=0))  # (mtime: same bytes)
+    """The request's text, gzipped: the bytes ``gzip.compress(text, 6, mtime=0)`` gives, a piece at a time (the
+    oversized request is 16 MiB: never held encoded whole beside its text)."""
+    text = scrub.text(request_text)
+    deflate = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    crc = size = 0
+    with path.open("wb") as f:
+        f.write(GZIP_HEADER)
+        for at in range(0, len(text), PIECE):
+            data = text[at:at + PIECE].encode("utf-8")
+            crc, size = zlib.crc32(data, crc), size + len(data)
+            f.write(deflate.compress(data))
+        f.write(deflate.flush() + struct.pack("<II", crc, size & 0xFFFFFFFF))
 
 
 def _write_meta(wire: Path, stem: str, ex: Exchange, scrub: Scrubber, inline: bool) -> None:

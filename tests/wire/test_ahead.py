@@ -87,3 +87,18 @@ def test_a_run_that_never_sends_leaves_nothing(tmp_path: Path) -> None:
     ahead = wirelog.Ahead(tmp_path / "reports", Scrubber([KEY]))
     ahead.close()
     assert not (tmp_path / "reports").exists()
+
+
+@pytest.mark.parametrize("length", [0, 1, wirelog.PIECE - 1, wirelog.PIECE, 2 * wirelog.PIECE + 3])
+def test_a_request_file_is_gzip_of_its_masked_text_in_any_number_of_pieces(length: int, tmp_path: Path) -> None:
+    """Written a piece at a time (the oversized request is 16 MiB), it is the bytes one ``gzip.compress`` gives:
+    characters of two and four bytes before the pieces' bounds, the key across one (it is masked in the whole text,
+    before the text is cut)."""
+    import gzip
+
+    text = "é" * (length - 1) + "😀" + KEY if length else KEY  # the key at length: across a bound at PIECE - 1
+    path = tmp_path / "r.request.json.gz"
+    wirelog._write_request(path, Scrubber([KEY]), text)
+    masked = Scrubber([KEY]).text(text)
+    assert KEY not in masked and path.read_bytes() == gzip.compress(masked.encode("utf-8"), 6, mtime=0)
+    assert gzip.decompress(path.read_bytes()).decode("utf-8") == masked
