@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from importlib import resources
 from typing import Any
 
@@ -26,6 +26,10 @@ class CheckEntry:
     reproducer: str = ""
     known: bool = False  # a failure listed in the baseline
     findings: list[dict[str, Any]] = field(default_factory=list)  # every finding, not only the first
+
+
+_CHECK_FIELDS = tuple(f.name for f in fields(CheckEntry))  # results.json's entry: the fields, not a deep copy of them (a
+# flood run has thousands of entries, and the document is serialised at once)
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,7 @@ class RunResult:
         return {
             "schema_version": SCHEMA_VERSION, "tool": self.tool, "target": self.target,
             "started_at": self.started_at, "duration_s": round(self.duration_s, 3), "strict": self.strict,
-            "summary": self.summary(), "checks": [asdict(c) for c in self.checks],
+            "summary": self.summary(), "checks": [{name: getattr(c, name) for name in _CHECK_FIELDS} for c in self.checks],
             "rules": [{"rule": v.rule, "level": v.level.value, "outcome": v.outcome.value, "gating": v.gating,
                        "scenarios": list(v.scenarios), "message": v.message} for v in self.rule_verdicts()],
             "scenarios": self.scenarios, "stale_baseline": self.stale_baseline, "incomplete": self.incomplete,
