@@ -3,6 +3,9 @@
 Order: the model is discovered, then the independent scenarios run concurrently (``workers``),
 then those that measure the server alone (disconnects, the cancel endpoint), then the heavy error
 scenarios (a prompt beyond the context, an oversized body), each followed by a liveness request.
+Each scenario is sent (``send_scenario``), then its outcome is made (``finish``: its reproducer, its exchanges
+judged, its wire log files written), which sends nothing: so the first scenario's outcome is made while the
+concurrent ones send, and each one-at-a-time scenario's while the next one sends (with -x, before it).
 Judging is ``conformance.engine.judge``: it reads only the recorded outcomes, so a saved wire log
 is judged exactly as the live run was.
 """
