@@ -451,6 +451,8 @@ class Runner:
             self.refuse_if_model_missing(first.exchanges[0], ordered[0].name)
         with ThreadPoolExecutor(max_workers=max(1, self.settings.workers)) as pool:
             head = pool.submit(self.finish, first) if first is not None else None  # judged while the others send
+            if head is not None and self.settings.exitfirst:
+                head.result()  # -x: a gating failure of the first scenario stops the run before another is sent
             rest = [o for o in pool.map(self.run_scenario, ordered[1:]) if o is not None]
             outcomes = ([head.result()] if head is not None else []) + rest
         caps = capabilities(outcomes, self.settings)

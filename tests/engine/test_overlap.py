@@ -1,7 +1,7 @@
 """A scenario's outcome (its reproducer, its exchanges judged, its wire log files) is made while the next scenario
 sends, where the run's order allows it: the first scenario's while the concurrent ones send (it is sent alone, so
 that a 401 ends the run before anything else is sent), and each scenario of the one-at-a-time phase while the next
-one sends. With -x the one-at-a-time phase waits for each outcome before the next is sent (a gating failure stops
+one sends. With -x each of those outcomes is made before the next scenario is sent (a gating failure stops
 there). The outcomes stay in run order whatever order they are made in."""
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ ALONE = ["disconnect", "queue-full"]
 WAIT_S = 20.0  # what a finish waits for the next scenario's send: a run that does not overlap them waits it out
 
 
-def _watch(monkeypatch: pytest.MonkeyPatch, hold: dict[str, str]) -> dict[str, Any]:
+def _watch(monkeypatch: pytest.MonkeyPatch, hold: dict[str, str], slow: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Record when each scenario is sent and its outcome made; the finish of each key of ``hold`` waits until the
-    scenario named by its value has begun to send (and says whether it had)."""
+    scenario named by its value has begun to send (and says whether it had); the finish of each of ``slow`` takes
+    half a second more (a run that sends meanwhile shows it)."""
     begun = {name: threading.Event() for name in hold.values()}
     seen: dict[str, Any] = {"sent": {}, "made": {}, "overlapped": {}, "order": []}
     send, finish = Runner.send_scenario, Runner.finish
@@ -43,6 +44,8 @@ def _watch(monkeypatch: pytest.MonkeyPatch, hold: dict[str, str]) -> dict[str, A
         started = time.monotonic()
         if name in hold:
             seen["overlapped"][name] = begun[hold[name]].wait(WAIT_S)
+        if name in slow:
+            time.sleep(0.5)
         outcome = finish(self, sent)
         seen["made"][name] = (started, time.monotonic(), threading.current_thread().name)
         return outcome
@@ -67,7 +70,8 @@ def test_outcomes_are_made_while_the_next_scenarios_send(ref_server: ServerProce
 
 def test_with_exitfirst_each_outcome_is_made_before_the_next_is_sent(ref_server: ServerProcess,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    seen = _watch(monkeypatch, {})
+    seen = _watch(monkeypatch, {}, slow=frozenset({"stream-plain", "disconnect"}))
     result = execute(build_settings(base_url=ref_server.base_url, scenarios=CHOSEN, timeout=30, exitfirst=True))
     assert [s["name"] for s in result.scenarios][-2:] == ALONE
     assert seen["made"]["disconnect"][1] <= seen["sent"]["queue-full"][0]
+    assert seen["made"]["stream-plain"][1] <= min(seen["sent"][n][0] for n in ("non-stream", "request-id"))
