@@ -135,3 +135,44 @@ def test_a_precondition_that_raises_is_its_rules_error_not_the_end_of_the_run(mo
             assert after[rid].outcome == "error" and "precondition broken" in after[rid].message, rid
         else:
             assert after[rid].outcome == outcome, rid
+
+
+def test_each_outcome_outranks_the_one_before_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An exchange's verdicts start not applicable; a rule a check judged passes; without a response it is skipped
+    instead (never passed), unless it judges the absence; a finding fails it, response or not; a check that broke
+    makes it an error, findings or not."""
+    import dataclasses
+
+    import conformance.checks as checks
+    from conformance.checks import ANSWERLESS_RULES, Check, Finding
+
+    checks._load()
+    fixture = next(f for f in load_all() if f.name == "defects/error-in-stream-after-200")
+    before = {v.rule.id: v.outcome for v in evaluate(analyze(fixture.exchange))}
+    passed = [rid for rid, outcome in before.items() if outcome == "passed" and rid not in ANSWERLESS_RULES]
+    failed = [rid for rid, outcome in before.items() if outcome == "failed"]
+    fails, breaks = passed[0], failed[0]
+
+    def finds(a: object) -> list[Finding]:
+        rule = RULES_BY_ID[fails]
+        return [Finding(rule.id, rule.level, rule.category, "Received: planted / Expected: none")]
+
+    def raises(a: object) -> list[Finding]:
+        raise ValueError("planted")
+
+    monkeypatch.setattr(checks, "CHECKS", [*checks.CHECKS, Check((fails,), finds, ()), Check((breaks,), raises, ())])
+    after = {v.rule.id: v for v in evaluate(analyze(fixture.exchange))}
+    assert after[fails].outcome == "failed" and "planted" in after[fails].findings[-1].message
+    assert after[breaks].outcome == "error" and "raises failed: ValueError: planted" in after[breaks].message
+    assert {rid: v.outcome for rid, v in after.items() if rid not in (fails, breaks)} == \
+        {rid: o for rid, o in before.items() if rid not in (fails, breaks)}
+
+    unanswered = dataclasses.replace(fixture.exchange, status=None, memo={},
+                                     observations=dataclasses.replace(fixture.exchange.observations,
+                                                                      aborted="connection refused"))
+    cut = {v.rule.id: v for v in evaluate(analyze(unanswered))}
+    assert cut[fails].outcome == "failed" and cut[breaks].outcome == "error"
+    skipped = [rid for rid, v in cut.items() if v.outcome == "skipped"]
+    assert skipped and all("no HTTP response (connection refused)" in cut[rid].message for rid in skipped)
+    assert not [rid for rid, v in cut.items() if v.outcome == "passed" and rid not in ANSWERLESS_RULES]
+    assert [rid for rid, v in cut.items() if v.outcome == "passed" and rid in ANSWERLESS_RULES]  # they judge the absence

@@ -156,22 +156,37 @@ def _applies(rule: Rule, a: Analysis) -> bool:
     return True
 
 
-_PLANS: dict[tuple[Any, ...], list[tuple[Check, list[str]]]] = {}
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What judging one kind of exchange (its protocol, streamed or not, the rule selection) takes, made once per kind
+    instead of once per exchange: the checks with rules that can judge it, and those rules; and the verdict list an
+    exchange starts from, every wanted rule not applicable, in rulebook order, with each rule's place in it and its
+    passed verdict (a verdict is frozen: most of an exchange's are these, shared)."""
+
+    rules: tuple[Rule, ...]  # the rulebook it was made from (a rulebook replaced since: the plan made again)
+    checks: tuple[tuple[Check, tuple[str, ...]], ...]
+    start: tuple[Verdict, ...]
+    place: dict[str, int]
+    passed: dict[str, Verdict]
 
 
-def _plan(a: Analysis, wanted: set[str] | None) -> list[tuple[Check, list[str]]]:
-    """The checks with rules that judge this kind of exchange (its protocol, streamed or not), and those rules: the
-    same for every exchange of a kind, so made once per kind (and selection) instead of once per exchange."""
+_PLANS: dict[tuple[Any, ...], _Plan] = {}
+
+
+def _plan(a: Analysis, wanted: set[str] | None) -> _Plan:
     protocol = a.protocol
     key = (len(CHECKS), None if protocol is None else (protocol.name, protocol.framing), a.is_stream,
            None if wanted is None else frozenset(wanted))
     plan = _PLANS.get(key)
-    if plan is None:
-        plan = []
+    if plan is None or plan.rules is not RULES:
+        checks = []
         for chk in CHECKS:
-            ids = [r for r in chk.rules if (wanted is None or r in wanted) and _applies(RULES_BY_ID[r], a)]
+            ids = tuple(r for r in chk.rules if (wanted is None or r in wanted) and _applies(RULES_BY_ID[r], a))
             if ids:
-                plan.append((chk, ids))
+                checks.append((chk, ids))
+        chosen = [rule for rule in RULES if wanted is None or rule.id in wanted]
+        plan = _Plan(RULES, tuple(checks), tuple(Verdict(rule, "not_applicable") for rule in chosen),
+                     {rule.id: at for at, rule in enumerate(chosen)}, {rule.id: Verdict(rule, "passed") for rule in chosen})
         if len(_PLANS) < 256:
             _PLANS[key] = plan
     return plan
@@ -180,12 +195,12 @@ def _plan(a: Analysis, wanted: set[str] | None) -> list[tuple[Check, list[str]]]
 def evaluate(a: Analysis, rule_ids: Iterable[str] | None = None) -> list[Verdict]:
     """Run every check and give one verdict per rule, in rulebook order."""
     _load()
-    wanted = set(rule_ids) if rule_ids is not None else None
+    plan = _plan(a, set(rule_ids) if rule_ids is not None else None)
     found: dict[str, list[Finding]] = {}
-    applicable: set[str] = set()
+    applicable: list[str] = []
     errors: dict[str, str] = {}
     known: dict[Predicate, bool] = {}  # the preconditions are pure and shared by many checks: each asked once
-    for chk, ids in _plan(a, wanted):
+    for chk, ids in plan.checks:
         holds = True
         try:
             for pred in chk.when:
@@ -201,7 +216,7 @@ def evaluate(a: Analysis, rule_ids: Iterable[str] | None = None) -> list[Verdict
             continue
         if not holds:
             continue
-        applicable.update(ids)
+        applicable.extend(ids)
         try:
             results = list(chk.func(a))
         except Exception as exc:  # a check bug must not hide the other verdicts
@@ -211,24 +226,22 @@ def evaluate(a: Analysis, rule_ids: Iterable[str] | None = None) -> list[Verdict
         for item in results:
             if item.rule in ids:
                 found.setdefault(item.rule, []).append(item)
-    unanswered = _unanswered(a)
-    verdicts = []
-    plain = _PLAIN
-    for rule in RULES:
-        rid = rule.id
-        if wanted is not None and rid not in wanted:
-            continue
-        if rid in errors:
-            verdicts.append(Verdict(rule, "error", message=errors[rid]))
-        elif rid in found:
-            verdicts.append(Verdict(rule, "failed", tuple(found[rid])))
-        elif rid in applicable and unanswered and rid not in ANSWERLESS_RULES:
-            verdicts.append(Verdict(rule, "skipped", message=unanswered))  # never passed without a response
-        else:
-            pair = plain.get(rid)
-            if pair is None or pair[0].rule is not rule:  # (a rule replaced since: its verdicts made again)
-                pair = plain[rid] = (Verdict(rule, "not_applicable"), Verdict(rule, "passed"))
-            verdicts.append(pair[rid in applicable])
+    # every wanted rule starts not applicable; then, each outranking the one before: passed where a check judged it,
+    # skipped where it needs a response and there was none, failed with its findings, error where a check broke
+    verdicts = list(plan.start)
+    place = plan.place
+    if applicable:
+        passed = plan.passed
+        unanswered = _unanswered(a)
+        for rid in applicable:
+            if unanswered and rid not in ANSWERLESS_RULES:  # never passed without a response
+                verdicts[place[rid]] = Verdict(passed[rid].rule, "skipped", message=unanswered)
+            else:
+                verdicts[place[rid]] = passed[rid]
+    for rid, items in found.items():
+        verdicts[place[rid]] = Verdict(verdicts[place[rid]].rule, "failed", tuple(items))
+    for rid, message in errors.items():
+        verdicts[place[rid]] = Verdict(verdicts[place[rid]].rule, "error", message=message)
     return verdicts
 
 
@@ -240,10 +253,6 @@ def judged(a: Analysis, rule_ids: frozenset[str] | None) -> list[Verdict]:
     if verdicts is None:
         verdicts = a.judged[rule_ids] = evaluate(a, rule_ids)
     return verdicts
-
-
-# each rule's not_applicable and passed verdicts, made once: a verdict is frozen, and most of an exchange's are these
-_PLAIN: dict[str, tuple[Verdict, Verdict]] = {}
 
 
 ANSWERLESS_RULES = frozenset({"TRN-014", "TRN-010", "TRN-011", "ERR-017", "FUZ-004", "FUZ-006"})  # they judge the absence
