@@ -12,7 +12,8 @@ judged as recorded). Each stage runs in a fresh process; its peak memory is what
 streaming judge, issue 25: one pass, no event kept). Then the memory of judging a 64 MiB stream against a 2 MiB one
 (--no-memory leaves that out), and the same for a live exchange: a test server (tests/hostile/servers.py
 long_stream, in a process of its own) streams 2 MiB and 64 MiB of one-token chunks; a fresh process records it
-(bodies past 2 MiB spooled to disk as they arrive), judges every rule, and reports its own peak RSS. Issue 25's goals:
+(bodies past 2 MiB spooled to disk as they arrive), judges every rule, and reports its own peak RSS; and the same
+for ``conformance inspect`` of a 2 MiB and a 64 MiB capture (the text report and --format json). Issue 25's goals:
 every rule at 0.5x the decoder's throughput or better; judging 64 MiB within 1.5x the memory of judging 2 MiB, held
 or live.
 """
@@ -141,6 +142,35 @@ def live(mib: float) -> dict[str, float]:
             "failed": float(sum(v.outcome == "failed" for v in verdicts))}
 
 
+def inspected(mib: float, fmt: str) -> dict[str, float]:
+    """``conformance inspect`` of a one-token capture of ``mib`` MiB in this fresh process (the text report or
+    ``--format json``, its output thrown away): its seconds and this process's peak RSS (the suite loaded first)."""
+    import contextlib
+    import os
+    import resource
+    import tempfile
+
+    import conformance.checks as checks
+    from conformance.cli import cli
+
+    checks._load()
+    with tempfile.TemporaryDirectory() as folder:
+        capture = Path(folder) / "capture.sse"
+        # made in a process of its own: building it here would set this process's peak
+        subprocess.run([sys.executable, "-c", "import sys; from decode import recorded_style_stream; "
+                        "open(sys.argv[2], 'wb').write(recorded_style_stream(float(sys.argv[1])))",
+                        str(mib * 1.048576), str(capture)], check=True, cwd=HERE)
+        loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        start = time.perf_counter()
+        with open(os.devnull, "w", encoding="utf-8") as sink, contextlib.redirect_stdout(sink), \
+                contextlib.suppress(SystemExit):
+            cli.main(["inspect", str(capture), "--format", fmt])
+        seconds = time.perf_counter() - start
+        size = capture.stat().st_size
+    return {"mb": size / 1e6, "seconds": seconds, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "loaded_mb": loaded}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mb", type=float, default=20.0)
@@ -148,9 +178,13 @@ def main() -> None:
     parser.add_argument("--no-memory", action="store_true", help="leave out the 64 MiB against 2 MiB memory rows")
     parser.add_argument("--live", type=float, help=argparse.SUPPRESS)
     parser.add_argument("--one", nargs=2, metavar=("STAGE", "KIND"), help=argparse.SUPPRESS)
+    parser.add_argument("--inspect", nargs=2, metavar=("MIB", "FORMAT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.live:
         print(json.dumps(live(args.live)))
+        return
+    if args.inspect:
+        print(json.dumps(inspected(float(args.inspect[0]), args.inspect[1])))
         return
     if args.one:
         print(json.dumps(one(args.one[0], args.one[1], args.mb, args.repeat)))
@@ -202,6 +236,19 @@ def main() -> None:
               f"{'yes' if r['finish_judged'] else 'no'} | {r['seconds']:.1f} | {r['rss_mb']:.0f} ({r['loaded_mb']:.0f}) |")
     ratio = lives[63.5]["rss_mb"] / lives[2.0]["rss_mb"]
     print(f"| 64 MiB / 2 MiB | | | | | {ratio:.2f}x |")
+    print()
+    print("conformance inspect of a one-token capture, in a fresh process; peak RSS of that process (the suite loaded: "
+          "the first figure in brackets)")
+    print("| capture | format | MB | seconds | peak RSS MB |")
+    print("|---|---|---|---|---|")
+    for fmt in ("text", "json"):
+        runs = {}
+        for mib in (2.0, 63.5):  # 63.5: within the 64 MiB inspect took before (it now takes up to 1 GiB)
+            argv = [sys.executable, __file__, "--inspect", str(mib), fmt]
+            runs[mib] = r = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True,
+                                                      cwd=ROOT).stdout)
+            print(f"| {mib:g} MiB | {fmt} | {r['mb']:.1f} | {r['seconds']:.1f} | {r['rss_mb']:.0f} ({r['loaded_mb']:.0f}) |")
+        print(f"| 64 MiB / 2 MiB | {fmt} | | | {runs[63.5]['rss_mb'] / runs[2.0]['rss_mb']:.2f}x |")
 
 
 if __name__ == "__main__":

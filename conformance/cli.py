@@ -115,7 +115,7 @@ def rules(fmt: str) -> None:
 def inspect(stream: Path, request: Path | None, headers: Path | None, path: str | None, profile: str,
             fmt: str) -> None:
     """Decode a captured stream (SSE or NDJSON; `-` reads standard input) and judge it offline."""
-    from conformance.inspect import InputError, build_exchange, inspect_exchange, to_json
+    from conformance.inspect import InputError, build_exchange, inspect_exchange, write_json
     from conformance.report.terminal import print_inspection
 
     try:
@@ -124,7 +124,8 @@ def inspect(stream: Path, request: Path | None, headers: Path | None, path: str 
         raise UsageFailure(str(exc)) from None
     result = inspect_exchange(exchange, profile)
     if fmt == "json":
-        click.echo(json_text(to_json(result), indent=2))
+        write_json(result, sys.stdout.write)  # an event at a time: a long capture's events are never all held
+        sys.stdout.flush()
     else:
         print_inspection(result)
     sys.exit(EXIT_FAILED if result.must_failed else EXIT_OK)

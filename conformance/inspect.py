@@ -7,19 +7,24 @@ and an optional header block, and gives the events, the assembled message and th
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from conformance.body import whole
+from conformance.body import Body, Spool, slices
 from conformance.checks import Finding, Verdict, evaluate, findings_of
 from conformance.exchange import Analysis, Exchange, analyze, detect_format
 from conformance.model.observations import Observations
 from conformance.protocols import guess_path
 from conformance.protocols.ollama import assemble_frames
-from conformance.wire.ndjson import MISSING, decode_ndjson
-from conformance.wire.sse import decode_sse
+from conformance.untrusted import json_text
+from conformance.wire.errors import WireError
+from conformance.wire.ndjson import MISSING, NDJSONDecoder
+from conformance.wire.sse import SSEDecoder
 
 
 class InputError(Exception):
@@ -75,10 +80,13 @@ def split_curl_i(data: bytes) -> tuple[str | None, bytes]:
     return blocks[-1], rest
 
 
-MAX_CAPTURE = 64 * 1024 * 1024  # a capture is read whole; past this it is refused, not allocated
+MAX_CAPTURE = 1024 * 1024 * 1024  # past this a capture is refused; up to it, one past 2 MiB is kept on disk, not in memory
+HEADER_BLOCK = 1024 * 1024  # a curl -si header block ends within the capture's first MiB
+PIECE = 1024 * 1024
 
 
-def _read(path: Path, what: str, limit: int = MAX_CAPTURE) -> bytes:
+def _read(path: Path, what: str, limit: int) -> bytes:
+    """A small file (a request, a header block), read whole."""
     try:
         if str(path) == "-":
             data = sys.stdin.buffer.read(limit + 1)
@@ -88,9 +96,48 @@ def _read(path: Path, what: str, limit: int = MAX_CAPTURE) -> bytes:
     except OSError as exc:
         raise InputError(f"cannot read the {what} file {str(path)!r}: {exc.strerror or exc}") from exc
     if len(data) > limit:
-        raise InputError(f"the {what} file {str(path)!r} is over {limit // (1024 * 1024)} MiB; inspect judges "
-                         f"captures up to that size (cut it with head -c)")
+        raise InputError(f"the {what} file {str(path)!r} is over {limit // (1024 * 1024)} MiB")
     return data
+
+
+def _too_long(path: Path) -> InputError:
+    return InputError(f"the stream file {str(path)!r} is over {_size(MAX_CAPTURE)}; inspect judges captures up to "
+                      f"that size (cut it with head -c)")
+
+
+def _size(limit: int) -> str:
+    return f"{limit // 1024 ** 3} GiB" if limit % 1024 ** 3 == 0 else f"{limit // 1024 ** 2} MiB"
+
+
+def read_capture(path: Path) -> tuple[str | None, Body]:
+    """A capture's ``curl -si`` header block (None without one) and its body, read a piece at a time: a body past
+    2 MiB goes to a spool file as it is read (``body.Spool``, as a live body does), so judging a long capture holds
+    the judge's state, not the capture. Past ``MAX_CAPTURE`` it is refused."""
+    try:
+        if str(path) == "-":
+            return _read_from(sys.stdin.buffer, path)
+        with path.open("rb") as handle:
+            info = os.fstat(handle.fileno())
+            if stat.S_ISREG(info.st_mode) and info.st_size > MAX_CAPTURE:
+                raise _too_long(path)
+            return _read_from(handle, path)
+    except OSError as exc:
+        raise InputError(f"cannot read the stream file {str(path)!r}: {exc.strerror or exc}") from exc
+
+
+def _read_from(handle: BinaryIO, path: Path) -> tuple[str | None, Body]:
+    first = handle.read(HEADER_BLOCK)
+    header_text, rest = split_curl_i(first)
+    spool = Spool()
+    spool.write(rest)
+    size = len(first)
+    while piece := handle.read(PIECE):
+        size += len(piece)
+        if size > MAX_CAPTURE:
+            spool.close()
+            raise _too_long(path)
+        spool.write(piece)
+    return header_text, spool.close()
 
 
 def check_header_block(text: str) -> None:
@@ -104,7 +151,7 @@ def check_header_block(text: str) -> None:
         raise InputError(f"the headers file has a line that is no header: {bad[:60]!r}")
 
 
-def _guess_path(body: bytes, fmt: str) -> str:
+def _guess_path(body: Body, fmt: str) -> str:
     claimed = guess_path(body[:4096], fmt)
     if claimed is not None:
         return claimed
@@ -116,14 +163,14 @@ def _guess_path(body: bytes, fmt: str) -> str:
 def build_exchange(stream: Path, request: Path | None = None, headers: Path | None = None,
                    path: str | None = None) -> Exchange:
     """An ``Exchange`` from files on disk; raises ``InputError`` for anything unusable."""
-    header_text, body = split_curl_i(_read(stream, "stream"))
+    header_text, body = read_capture(stream)
     if headers is not None:
         header_text = _read(headers, "headers", 1024 * 1024).decode("latin-1")
         check_header_block(header_text)
     req: Any = None
     if request is not None:
         try:
-            req = json.loads(_read(request, "request"))
+            req = json.loads(_read(request, "request", 64 * 1024 * 1024))
         except ValueError as exc:
             raise InputError(f"the request file {str(request)!r} is not JSON: {exc}") from exc
     status, version, header_list = parse_header_block(header_text) if header_text else (200, "HTTP/1.1", [])
@@ -142,18 +189,33 @@ def inspect_exchange(exchange: Exchange, profile: str = "openai") -> Inspection:
     return Inspection(analysis, evaluate(analysis))
 
 
-def events_json(a: Analysis) -> list[dict[str, Any]]:
+def iter_events(a: Analysis) -> Iterator[dict[str, Any]]:
+    """The body's events (SSE) or lines (NDJSON) as JSON, one at a time: those the analysis kept, else decoded from
+    the body a piece at a time (the streaming judge keeps none), so a long capture is listed in constant memory. A
+    body the strict decoder refuses (a line past its cap) is listed up to there."""
     if a.format == "ndjson":
-        lines = a.lines
-        if not lines:  # the streaming judge keeps no line: inspect lists them from the bytes
-            lines = decode_ndjson(whole(a.exchange.body))[0]
-        return [{"index": ln.index, "offset": ln.offset, "value": None if ln.value is MISSING else ln.value,
-                 "error": ln.error, "partial": ln.partial} for ln in lines]
-    events = a.events
-    if not events and a.format == "sse":  # the streaming judge keeps no events: inspect lists them from the bytes
-        events = decode_sse(whole(a.exchange.body))[0]
-    return [{"index": e.index, "offset": e.offset, "type": e.type, "data": e.data, "id": e.last_event_id}
-            for e in events]
+        for ln in a.lines or _decoded(a.exchange.body, NDJSONDecoder):
+            yield {"index": ln.index, "offset": ln.offset, "value": None if ln.value is MISSING else ln.value,
+                   "error": ln.error, "partial": ln.partial}
+        return
+    if a.format != "sse":
+        return
+    for e in a.events or _decoded(a.exchange.body, SSEDecoder):
+        yield {"index": e.index, "offset": e.offset, "type": e.type, "data": e.data, "id": e.last_event_id}
+
+
+def _decoded(body: Body, decoder_class: Callable[[], Any]) -> Iterator[Any]:
+    decoder = decoder_class()
+    try:
+        for piece in slices(body, PIECE):
+            yield from decoder.feed(piece)
+        yield from decoder.close()
+    except WireError:
+        return
+
+
+def events_json(a: Analysis) -> list[dict[str, Any]]:
+    return list(iter_events(a))
 
 
 def assembled_json(a: Analysis) -> dict[str, Any]:
@@ -164,7 +226,24 @@ def assembled_json(a: Analysis) -> dict[str, Any]:
     return dict(answer) if isinstance(answer, dict) else answer.to_json()
 
 
+def _findings_json(result: Inspection) -> list[dict[str, Any]]:
+    return [{k: v for k, v in f.to_json().items() if k != "excerpt"} for f in result.findings]
+
+
 def to_json(result: Inspection) -> dict[str, Any]:
     a = result.analysis
-    findings = [{k: v for k, v in f.to_json().items() if k != "excerpt"} for f in result.findings]
-    return {"events": events_json(a), "assembled": assembled_json(a), "findings": findings}
+    return {"events": events_json(a), "assembled": assembled_json(a), "findings": _findings_json(result)}
+
+
+def write_json(result: Inspection, write: Callable[[str], Any]) -> None:
+    """``json_text(to_json(result), indent=2)`` and a line end, the same text, written an event at a time: a long
+    capture's events are never all held."""
+    write('{\n  "events": [')
+    first = True
+    for event in iter_events(result.analysis):
+        write(("\n" if first else ",\n") + "    " + json_text(event, indent=2).replace("\n", "\n    "))
+        first = False
+    write("]" if first else "\n  ]")
+    for key, value in (("assembled", assembled_json(result.analysis)), ("findings", _findings_json(result))):
+        write(f",\n  {json.dumps(key)}: " + json_text(value, indent=2).replace("\n", "\n  "))
+    write("\n}\n")

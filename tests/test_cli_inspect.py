@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -98,7 +99,7 @@ def test_a_capture_over_the_limit_is_refused_in_one_sentence(tmp_path: Path) -> 
         out.truncate(MAX_CAPTURE + 1)
     proc = subprocess.run([sys.executable, "-m", "conformance", "inspect", str(big)], capture_output=True, text=True,
                           check=False, timeout=60)
-    assert proc.returncode == 2 and "is over 64 MiB" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and "is over 1 GiB" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_inspect_reads_standard_input() -> None:
@@ -118,3 +119,87 @@ def test_usage_before_the_finish_is_flagged_without_the_request() -> None:
     after_done = inspect_exchange(build_exchange(root / "fixtures" / "defects" / "events-after-done.sse"))
     assert after_done.analysis.assembled.choices[0].content == "Hello from the café ☕"  # nothing after [DONE]
     assert "SSE-003" in {f.rule for f in after_done.findings}
+
+
+def test_the_json_written_an_event_at_a_time_is_the_whole_document_as_before() -> None:
+    """``write_json`` writes the text ``json_text(to_json(...), indent=2)`` gives, for every kind of capture: SSE with
+    events and without, NDJSON, a JSON body, text from a server the strict decoder refuses."""
+    import io
+
+    from conformance.fixtures import load_all
+    from conformance.inspect import inspect_exchange, to_json, write_json
+    from conformance.untrusted import json_text
+
+    formats = set()
+    for fixture in load_all():
+        result = inspect_exchange(fixture.exchange)
+        out = io.StringIO()
+        write_json(result, out.write)
+        assert out.getvalue() == json_text(to_json(result), indent=2) + "\n", fixture.name
+        formats.add((result.analysis.format, bool(to_json(result)["events"])))
+    assert {("sse", True), ("sse", False), ("ndjson", True), ("json", False)} <= formats
+
+
+def _long_capture(mb: float) -> bytes:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from decode import recorded_style_stream
+
+    return recorded_style_stream(mb)
+
+
+def test_a_long_capture_is_kept_on_disk_and_judged_as_the_same_bytes_held(tmp_path: Path) -> None:
+    """A capture past 2 MiB is read a piece at a time into a spool file (its header block, when it has one, cut off
+    first), and inspect gives what it gives for the same bytes held in memory: events, answer, findings."""
+    import dataclasses
+    import io
+
+    from conformance.body import SpooledBody
+    from conformance.inspect import build_exchange, inspect_exchange, write_json
+
+    body = _long_capture(5) + b"data: {\"choices\": [{\"index\": 0, \"delta\": {}, \"finish_reason\": \"bogus\"}]}\n\n"
+    plain = tmp_path / "long.sse"
+    plain.write_bytes(body)
+    curl = tmp_path / "long-curl.sse"
+    curl.write_bytes(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n" + body)
+    for path in (plain, curl):
+        spooled = build_exchange(path)
+        assert isinstance(spooled.body, SpooledBody) and spooled.body == body
+        held = dataclasses.replace(spooled, body=body, memo={})
+        results = [inspect_exchange(ex) for ex in (spooled, held)]
+        texts = []
+        for result in results:
+            out = io.StringIO()
+            write_json(result, out.write)
+            texts.append(out.getvalue())
+        assert texts[0] == texts[1]
+        doc = json.loads(texts[0])
+        assert len(doc["events"]) > 10_000 and doc["events"][-1]["offset"] == len(body) - len(body.split(b"\n\n")[-2]) - 2
+        last = doc["events"][-1]["index"]  # the event after [DONE] at the end, judged
+        assert {(f["rule"], f["event_index"]) for f in doc["findings"]} >= {("SSE-003", last), ("FIN-002", last)}
+    assert spooled.headers and ("content-type", "text/event-stream") in spooled.headers
+
+
+def test_the_text_inspection_lists_two_hundred_events_and_counts_the_rest(tmp_path: Path) -> None:
+    capture = tmp_path / "long.sse"
+    body = _long_capture(0.5)
+    capture.write_bytes(body)
+    code, out, _ = run("inspect", str(capture))
+    events = body.count(b"\n\n")
+    assert code in (0, 1) and f"{events} events" in out and f"{events - 200} more" in out
+
+
+def test_standard_input_past_the_limit_is_refused_as_it_is_read(monkeypatch: Any) -> None:
+    """A pipe cannot be measured first: it is refused once more than the limit has come, in one sentence."""
+    import io
+
+    import pytest
+
+    import conformance.inspect as inspect
+
+    monkeypatch.setattr(inspect, "MAX_CAPTURE", 3 * 1024 * 1024)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(_long_capture(4))))
+    with pytest.raises(inspect.InputError, match="is over 3 MiB; inspect judges captures up to that size"):
+        inspect.read_capture(Path("-"))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(_long_capture(2.5))))
+    header, body = inspect.read_capture(Path("-"))
+    assert header is None and len(body) > 2 * 1024 * 1024

@@ -20,22 +20,26 @@ LEVEL_STYLE = {"must": "bold red", "should": "yellow", "advisory": "cyan"}
 
 def print_inspection(result: Inspection, console: Console | None = None) -> None:
     """Events, the assembled message and the findings of an offline inspection."""
-    from conformance.inspect import assembled_json, events_json
+    from conformance.inspect import assembled_json, iter_events
 
     out = console or plain_console()
     a = result.analysis
-    events = events_json(a)
-    out.print(f"[bold]{a.format.upper()}[/bold] body, {len(a.exchange.body)} bytes, {len(events)} events "
+    shown, count = [], 0
+    for event in iter_events(a):  # the first 200 listed, the rest counted: a long capture's events are never all held
+        if count < 200:
+            shown.append(event)
+        count += 1
+    out.print(f"[bold]{a.format.upper()}[/bold] body, {len(a.exchange.body)} bytes, {count} events "
               f"(profile {printable(a.profile.name)})")
     table = Table(show_header=True, header_style="bold", box=None)
     for name in ("#", "offset", "type", "data"):
         table.add_column(name, overflow="fold" if name == "data" else "ellipsis")
-    for event in events[:200]:
+    for event in shown:
         data = event.get("data", json_text(event.get("value")))
         table.add_row(str(event["index"]), str(event["offset"]), printable(str(event.get("type", "line")), False),
                       printable(str(data)[:160], False))
-    if len(events) > 200:
-        table.add_row("…", "", "", f"{len(events) - 200} more")
+    if count > 200:
+        table.add_row("…", "", "", f"{count - 200} more")
     out.print(table)
     out.print("[bold]Assembled[/bold]")
     out.print(printable(json_text(assembled_json(a), indent=2)), markup=False, highlight=False)
