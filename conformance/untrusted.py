@@ -54,7 +54,11 @@ def one_line(text: str) -> str:
 def json_text(doc: Any, **kwargs: Any) -> str:
     """``json.dumps(doc, ensure_ascii=False)``, with lone surrogates, C1 controls and bidirectional controls as
     ``\\uXXXX`` escapes: valid UTF-8 when written, the same value when read back."""
-    text = json.dumps(doc, ensure_ascii=False, **kwargs)
+    return json_safe(json.dumps(doc, ensure_ascii=False, **kwargs))
+
+
+def json_safe(text: str) -> str:
+    """JSON text made by ``json.dumps(..., ensure_ascii=False)`` with the characters ``json_text`` escapes escaped."""
     if text.isascii() and "\x7f" not in text:  # (isascii is a flag, not a scan: DEL is the one ASCII character to escape)
         return text
     return text if _JSON_UNSAFE.search(text) is None else _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

@@ -203,3 +203,23 @@ def test_standard_input_past_the_limit_is_refused_as_it_is_read(monkeypatch: Any
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(_long_capture(2.5))))
     header, body = inspect.read_capture(Path("-"))
     assert header is None and len(body) > 2 * 1024 * 1024
+
+
+def test_an_event_written_from_the_template_is_json_texts_to_the_byte() -> None:
+    """The listed SSE events are written from a template: escapes, controls, bidirectional and C1 characters, quotes,
+    backslashes, an id and an event type come out as ``json_text`` writes them."""
+    import io
+
+    from conformance.exchange import Exchange
+    from conformance.inspect import inspect_exchange, to_json, write_json
+    from conformance.untrusted import json_text
+
+    body = ("id: \u202eevil\\\"\nevent: t\u00e9st\x7f\ndata: {\"a\": \"\u0085 \u202e \\\" \\\\ \\u0000 \U0001f600\"}\n\n"
+            ": comment\ndata: plain \t text\ndata: second line\n\n").encode()
+    result = inspect_exchange(Exchange(body=body, headers=(("content-type", "text/event-stream"),)))
+    out = io.StringIO()
+    write_json(result, out.write)
+    assert out.getvalue() == json_text(to_json(result), indent=2) + "\n"
+    events = json.loads(out.getvalue())["events"]
+    assert [e["type"] for e in events] == ["t\u00e9st\x7f", "message"] and events[0]["id"] == "\u202eevil\\\""
+    assert "\u202e" not in out.getvalue() and "\\u202e" in out.getvalue()  # escaped, the same value read back
