@@ -102,8 +102,9 @@ def _read(path: Path, what: str, limit: int) -> bytes:
 
 
 def _too_long(path: Path) -> InputError:
-    return InputError(f"the stream file {str(path)!r} is over {_size(MAX_CAPTURE)}; inspect judges captures up to "
-                      f"that size (cut it with head -c)")
+    what = "standard input" if str(path) == "-" else f"the stream file {str(path)!r}"
+    return InputError(f"{what} is over {_size(MAX_CAPTURE)}; inspect judges captures up to that size (cut it with "
+                      f"head -c)")
 
 
 def _size(limit: int) -> str:

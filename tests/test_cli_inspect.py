@@ -198,7 +198,7 @@ def test_standard_input_past_the_limit_is_refused_as_it_is_read(monkeypatch: Any
 
     monkeypatch.setattr(inspect, "MAX_CAPTURE", 3 * 1024 * 1024)
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(_long_capture(4))))
-    with pytest.raises(inspect.InputError, match="is over 3 MiB; inspect judges captures up to that size"):
+    with pytest.raises(inspect.InputError, match="^standard input is over 3 MiB; inspect judges captures up to that"):
         inspect.read_capture(Path("-"))
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(_long_capture(2.5))))
     header, body = inspect.read_capture(Path("-"))
