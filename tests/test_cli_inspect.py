@@ -223,3 +223,17 @@ def test_an_event_written_from_the_template_is_json_texts_to_the_byte() -> None:
     events = json.loads(out.getvalue())["events"]
     assert [e["type"] for e in events] == ["t\u00e9st\x7f", "message"] and events[0]["id"] == "\u202eevil\\\""
     assert "\u202e" not in out.getvalue() and "\\u202e" in out.getvalue()  # escaped, the same value read back
+
+
+def test_a_line_past_the_decoders_cap_is_a_finding_and_the_listing_stops_there(tmp_path: Path) -> None:
+    """A capture whose last line runs past the strict decoder's 16 MiB line cap: the listing stops where the decoder
+    did (it raised out of inspect before, a traceback), and the judge reports the line (TRN-011), text and JSON."""
+    from conformance.wire.sse import DEFAULT_MAX_LINE
+
+    capture = tmp_path / "long-line.sse"
+    capture.write_bytes(b"data: {\"choices\": []}\n\ndata: " + b"x" * (DEFAULT_MAX_LINE + 1))
+    code, out, err = run("inspect", str(capture))
+    assert code == 1 and "1 events" in out and "TRN-011" in out and "a line longer than" in out and not err
+    code, out, err = run("inspect", str(capture), "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and len(doc["events"]) == 1 and "TRN-011" in {f["rule"] for f in doc["findings"]}
