@@ -4,7 +4,7 @@ side by side with a run against the bundled reference server, in one run.
     python benchmarks/hostile.py [--timeout 10] [--only NAME ...]
     python benchmarks/hostile.py --flood [--timeout 10]
 
-Each run is its own process, capped at 3 GiB of address space and measured by GNU time (peak RSS of
+Each run is its own process, capped at 4 GiB of address space and measured by GNU time (peak RSS of
 that process alone: the servers run elsewhere). The reference run is the full suite; hostile runs are the full suite
 too, so the figures compare like with like. Every run is given an API key; the harm column (tests/hostile/harm.py)
 names what the server achieved: a traceback, an unmasked key in any written file or on the terminal, a raw escape
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from conformance.servers import reference  # noqa: E402
 from tests.hostile.harm import harms  # noqa: E402
-from tests.hostile.servers import SERVERS, HostileServer, bomb  # noqa: E402
+from tests.hostile.servers import GIB, SERVERS, HostileServer, bomb, inflating  # noqa: E402
 
 KEY = "sk-proj-Hostile0Echo1Key2Secret3"
 DISCOVERED = frozenset({"surrogates", "control-characters", "key-forms", "many-models"})  # run without --model
@@ -44,9 +44,15 @@ SHOWN = {  # how the README's table names each server
     "informational-forever": "1xx responses for ever", "length-beyond-body": "Content-Length beyond the body",
     "deep-nesting": "JSON nested 100,000 deep", "huge-integers": "integers of 100,000 digits",
     "many-models": "200,000 models (no `--model`)",
+    "gzip-gigabytes": "gzip answers inflating to 4 GiB (one member)",
+    "gzip-members": "gzip answers inflating to 4 GiB (eight members)",
+    "dribble": "every answer a byte every 50 ms, head and body",
+    "flood-everything": "every answer on every path a flood of distinct chunks",
+    "short-lines": "one event of one-character data lines for ever",
+    "short-ndjson-lines": "empty NDJSON lines and empty events for ever",
 }
 
-MEMORY_CAP = 3 * 1024**3  # address space of each measured run: a regression fails there, not on the machine
+MEMORY_CAP = 4 * 1024**3  # address space of each measured run (issue 44: 4 GiB): a regression fails there, not on the machine
 
 
 def _cap_memory() -> None:
@@ -112,7 +118,7 @@ def main() -> None:
     if args.flood:
         flood(args.timeout)
         return
-    bomb(1), bomb(2)
+    bomb(1), bomb(2), inflating(4 * GIB, 1), inflating(4 * GIB, 8)
     rows = []
     with reference() as ref:
         rows.append(("reference server", *measure(ref.base_url, args.timeout, None)[:4]))

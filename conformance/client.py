@@ -21,7 +21,7 @@ import ssl
 import threading
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -135,30 +135,61 @@ class _Abort(Exception):
         self.error = error
 
 
+INFLATE_PIECE = 64 * 1024  # the most one decompression call may produce: a bomb inflates a read at a time, never whole
+
+
 class Decoder:
-    """Undoes a ``Content-Encoding`` list (``gzip``, ``deflate``, ``identity``, in any stack) piece
-    by piece, never producing more than the cap allows; an encoding it does not know is kept as is."""
+    """Undoes a ``Content-Encoding`` list (``gzip``, ``deflate``, ``identity``, in any stack) piece by piece: each call
+    of ``feed`` gives the decoded bytes as pieces of at most ``INFLATE_PIECE`` (a read of a decompression bomb is
+    inflated a piece at a time, each handed on before the next is made), and never more in all than the cap allows.
+    A gzip body of several members (RFC 1952 2.2: "a series of members") is decoded member after member, the cap
+    counting them all. An encoding it does not know is kept as is."""
 
     def __init__(self, content_encoding: str | None, cap: int) -> None:
         names = [n.strip().lower() for n in (content_encoding or "").split(",") if n.strip()]
         self.unknown = [n for n in names if n not in ("gzip", "x-gzip", "deflate", "identity")]
-        self.stages = [] if self.unknown else [
-            zlib.decompressobj(16 + zlib.MAX_WBITS if n in ("gzip", "x-gzip") else zlib.MAX_WBITS)
-            for n in reversed(names) if n != "identity"]
+        self.gzip = [] if self.unknown else [n in ("gzip", "x-gzip") for n in reversed(names) if n != "identity"]
+        self.stages = [zlib.decompressobj(_wbits(g)) for g in self.gzip]
         self.cap = cap
         self.produced = 0
 
-    def feed(self, data: bytes) -> bytes:
-        for stage in self.stages:
-            room = self.cap - self.produced
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        """The decoded pieces of ``data`` (none while a stage waits for more input)."""
+        if not self.stages:  # identity, or an encoding kept as it is: the raw byte cap bounds it
+            if data:
+                yield data
+            return
+        for piece in self._through(0, data):
+            self.produced += len(piece)
+            if self.produced > self.cap:
+                raise _Abort("decompression cap", f"the body inflates beyond {self.cap} bytes")
+            yield piece
+
+    def _through(self, at: int, data: bytes) -> Iterator[bytes]:
+        if at == len(self.stages):
+            if data:
+                yield data
+            return
+        while data:
+            stage = self.stages[at]
             try:
-                data = stage.decompress(data, room + 1)
+                out = stage.decompress(data, INFLATE_PIECE)
             except zlib.error as exc:
                 raise _Abort("decode error", f"content-encoding: {exc}") from None
-            if len(data) > room or stage.unconsumed_tail:
-                raise _Abort("decompression cap", f"the body inflates beyond {self.cap} bytes")
-        self.produced += len(data)
-        return data
+            data = stage.unconsumed_tail
+            if stage.eof and stage.unused_data:
+                data = stage.unused_data
+                if not self.gzip[at]:  # bytes after the end of a deflate stream: not part of the body
+                    data = b""
+                else:  # the next gzip member
+                    self.stages[at] = zlib.decompressobj(_wbits(True))
+            yield from self._through(at + 1, out)
+            if not out and not data:
+                break
+
+
+def _wbits(gzip: bool) -> int:
+    return 16 + zlib.MAX_WBITS if gzip else zlib.MAX_WBITS
 
 
 @dataclass
@@ -370,14 +401,17 @@ def _unended(piece: bytes, before: int) -> int:
 
 
 def _body_piece(got: _Reading, decoder: Decoder, watch: _Watch, piece: bytes, clock: _Clock, limits: Limits) -> bool:
-    data = decoder.feed(piece)
-    got.body.write(data)
-    got.arrivals.append((round(clock.elapsed(), 4), len(got.body)))
-    if len(got.body) > limits.max_bytes:
-        raise _Abort("byte cap")
-    if watch.feed(data, limits):
-        got.obs["disconnected_after_events"] = watch.seen
-        return True
+    """One read of the body: decoded a bounded piece at a time, each spooled and watched before the next is made."""
+    try:
+        for data in decoder.feed(piece):
+            got.body.write(data)
+            if len(got.body) > limits.max_bytes:
+                raise _Abort("byte cap")
+            if watch.feed(data, limits):
+                got.obs["disconnected_after_events"] = watch.seen
+                return True
+    finally:
+        got.arrivals.append((round(clock.elapsed(), 4), len(got.body)))
     return False
 
 

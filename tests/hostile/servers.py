@@ -447,6 +447,104 @@ def many_models(conn: socket.socket, req: Req) -> None:
          + b"]}")
 
 
+# -- issue 44: bombs that inflate to gigabytes, a server that dribbles every answer, one that floods every answer ---
+
+GIB = 1 << 30
+
+
+def _numbered(i: int) -> bytes:
+    """A one-token chunk that differs from its neighbours (a flood of them takes the decoder's ordinary path)."""
+    return (b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,'
+            b'"delta":{"content":"t%d"},"finish_reason":null}]}\n\n' % i)
+
+
+@functools.cache
+def inflating(total: int, members: int = 1) -> bytes:
+    """``total`` bytes of one-token chat chunks, gzip-encoded as ``members`` gzip members one after another (RFC 1952
+    2.2: a gzip file is a series of members). Each member's deflate stream is one full-flush block repeated (a full
+    flush resets the window, so the block's bytes are the same each time): gigabytes made in a second, about 1/250 of
+    them on the wire."""
+    block = TINY * 7085  # about 1 MiB
+    per = max(1, total // members // len(block))
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    unit = deflate.compress(block) + deflate.flush(zlib.Z_FULL_FLUSH)
+    tail = deflate.flush()
+    crc = 0
+    for _ in range(per):
+        crc = zlib.crc32(block, crc)
+    member = (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff" + unit * per + tail
+              + crc.to_bytes(4, "little") + ((per * len(block)) & 0xFFFFFFFF).to_bytes(4, "little"))
+    return member * members
+
+
+def gzip_gigabytes(total: int, members: int) -> Behaviour:
+    def behaviour(conn: socket.socket, req: Req) -> None:
+        if not req.path.endswith("/chat/completions"):
+            return answer(conn, req)
+        data = inflating(total, members)
+        conn.sendall(sse_head(f"Content-Encoding: gzip\r\nContent-Length: {len(data)}\r\n") + data)
+    behaviour.__doc__ = (f"Chat answers of {total / GIB:g} GiB of chunks, gzip-encoded in {members} member(s) "
+                         "(about 1/250 of that on the wire)")
+    return behaviour
+
+
+class _Capture:
+    """A socket that keeps what is sent to it (an honest answer, made once, then sent another way)."""
+
+    def __init__(self) -> None:
+        self.data = b""
+
+    def sendall(self, data: bytes) -> None:
+        self.data += data
+
+
+def _honest_bytes(req: Req) -> bytes:
+    capture = _Capture()
+    answer(capture, req)  # type: ignore[arg-type]
+    return capture.data
+
+
+def dribble(conn: socket.socket, req: Req) -> None:
+    """Every answer, honest, on every path, head and body, one byte every 50 ms: each request runs to its time limit
+    (a 500-byte stream takes 25 s), a response always under way."""
+    for byte in _honest_bytes(req):
+        conn.sendall(bytes([byte]))
+        time.sleep(0.05)
+
+
+def flood_everything(conn: socket.socket, req: Req) -> None:
+    """Every answer on every path, the model list and errors included, is a 200 event stream of distinct chunks for
+    ever, as fast as the socket takes them (each answer ends at the suite's byte cap)."""
+    conn.sendall(sse_head())
+    end = time.monotonic() + RUN_FOR
+    i = 0
+    while time.monotonic() < end:
+        conn.sendall(b"".join(_numbered(i + j) for j in range(500)))
+        i += 500
+
+
+def short_lines(conn: socket.socket, req: Req) -> None:
+    """Every chat stream is one event that never ends: a data line of one character after another, for ever (the
+    event's data grows a line at a time, never a long line); every other answer is honest."""
+    if not req.path.endswith("/chat/completions"):
+        return answer(conn, req)
+    conn.sendall(sse_head())
+    _forever(conn, b"data: a\n" * 8192)
+
+
+def short_ndjson_lines(conn: socket.socket, req: Req) -> None:
+    """Ollama's routes answer with an empty JSON object per line, for ever; chat streams with empty events
+    (a data line of nothing, a blank line) for ever."""
+    if req.path.startswith("/api/"):
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nConnection: close\r\n\r\n")
+        _forever(conn, b"{}\n" * 16384)
+        return
+    if not req.path.endswith("/chat/completions"):
+        return answer(conn, req)
+    conn.sendall(sse_head())
+    _forever(conn, b"data:\n\n" * 8192)
+
+
 SERVERS: dict[str, Behaviour] = {
     "endless": endless, "giant-line": giant_line, "slowloris": slowloris, "dribbling-health": dribbling_health,
     "reset": reset, "silent": silent, "sluggish": sluggish, "gzip-bomb": gzip_bomb(1), "double-gzip-bomb": gzip_bomb(2),
@@ -456,6 +554,8 @@ SERVERS: dict[str, Behaviour] = {
     "million-chunks": million_chunks, "comment-flood": comment_flood, "informational-forever": informational_forever,
     "length-beyond-body": length_beyond_body, "deep-nesting": deep_nesting, "huge-integers": huge_integers,
     "many-models": many_models,
+    "gzip-gigabytes": gzip_gigabytes(4 * GIB, 1), "gzip-members": gzip_gigabytes(4 * GIB, 8), "dribble": dribble,
+    "flood-everything": flood_everything, "short-lines": short_lines, "short-ndjson-lines": short_ndjson_lines,
 }
 
 

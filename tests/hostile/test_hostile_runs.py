@@ -16,7 +16,7 @@ import pytest
 from conformance.engine.bounds import worst_case_seconds
 from conformance.engine.judge import scenarios_for
 from conformance.settings import derive_limits
-from tests.hostile.servers import SERVERS, HostileServer, bomb
+from tests.hostile.servers import GIB, SERVERS, HostileServer, bomb, inflating
 
 MEMORY_CAP = 3 * 1024**3  # address space of the suite's process: a regression fails here, not on the machine
 TIMEOUT = 2.0
@@ -55,6 +55,8 @@ CASES = [  # server, scenarios (none: all), rules that must fail
     ("silent", SUBSET, {"TRN-010", "TRN-014"}),
     ("gzip-bomb", SUBSET, {"TRN-011"}),
     ("double-gzip-bomb", SUBSET, {"TRN-011"}),
+    ("gzip-gigabytes", SUBSET, {"TRN-011"}),  # issue 44: 4 GiB inflated, one member and eight
+    ("gzip-members", SUBSET, {"TRN-011"}),
     ("huge-headers", SUBSET, {"TRN-011", "TRN-014"}),
     ("drop-on-bad-input", ("stream-plain", "error-malformed-json", "error-wrong-content-type"), {"TRN-014"}),
 ]
@@ -63,8 +65,10 @@ CASES = [  # server, scenarios (none: all), rules that must fail
 @pytest.mark.parametrize(("name", "scenarios", "expected"), CASES, ids=[c[0] for c in CASES])
 def test_hostile_server_gets_a_finding_within_the_bound(name: str, scenarios: tuple[str, ...], expected: set[str],
                                                          tmp_path: Path) -> None:
-    if "gzip" in name:
-        bomb(name.count("gzip") + name.count("double"))  # made before the clock starts
+    if name in ("gzip-gigabytes", "gzip-members"):
+        inflating(4 * GIB, 1 if name == "gzip-gigabytes" else 8)  # made before the clock starts
+    elif "gzip" in name:
+        bomb(name.count("gzip") + name.count("double"))
     with HostileServer(SERVERS[name]) as server:
         proc, seconds = run(server, tmp_path, *[a for s in scenarios for a in ("--scenario", s)])
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr[-2000:]
