@@ -46,7 +46,7 @@ SHOWN = {  # how the README's table names each server
     "many-models": "200,000 models (no `--model`)",
     "gzip-gigabytes": "gzip answers inflating to 4 GiB (one member)",
     "gzip-members": "gzip answers inflating to 4 GiB (eight members)",
-    "dribble": "every answer a byte every 50 ms, head and body",
+    "dribble": "every answer's body a byte every 50 ms",
     "flood-everything": "every answer on every path a flood of distinct chunks",
     "short-lines": "one event of one-character data lines for ever",
     "short-ndjson-lines": "empty NDJSON lines and empty events for ever",

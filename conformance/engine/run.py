@@ -21,7 +21,7 @@ from typing import Any
 from conformance import __version__
 from conformance.engine import events as ev
 from conformance.engine import wirelog
-from conformance.engine.bounds import worst_case_seconds
+from conformance.engine.bounds import run_bound
 from conformance.engine.judge import judge_run, scenarios_for
 from conformance.engine.runner import Outcome, Runner
 from conformance.results import RunResult
@@ -89,7 +89,7 @@ def _live(settings: Settings, reference: bool, runner: Runner, events: queue.Que
                 events.put(ev.ServerWaiting(str(settings.base_url), settings.wait))
                 runner.wait_for_server(settings.wait)
             runner.discover()
-            bound = min(settings.run_timeout, worst_case_seconds(settings.limits, settings.workers, names))
+            bound = run_bound(settings.limits, settings.workers, names, settings.run_timeout)
             events.put(ev.RunStarted(runner.base_url, runner.model, settings.profile, tuple(names), reference, bound))
             box.append(runner.record_all([BY_NAME[n] for n in names]))
             events.put(_DONE)

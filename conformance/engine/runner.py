@@ -48,6 +48,9 @@ BUSY = frozenset({REFUSAL_DEADLINE, "send timeout"})  # limits the run's own loa
 RUN_TIMEOUT = "run timeout"
 STOPPED = "the server stopped answering"  # why the remaining scenarios were cut (Runner.silent)
 SILENT_IN_A_ROW = 3  # requests in a row with no response within their limits: the server has stopped answering
+CUT = "the server's answers ran to the suite's limits"  # why the remaining scenarios were cut (Runner.limited)
+LIMITED_IN_A_ROW = 3  # requests in a row whose answer was cut at a limit (time or size): the rest would be too
+SIZE_LIMITS = frozenset({"byte cap", "line cap", "decompression cap", "header cap"})
 NO_RESPONSE = frozenset({"first-byte timeout", "idle timeout", "total timeout", "refusal deadline", "send timeout",
                          "connect timeout"})
 # seed 003 §6: servers list embedding, reranking, speech and image models beside chat ones; no field tells them
@@ -146,6 +149,7 @@ class Runner:
         self.gate = Gate()
         self.not_run: list[str] = []  # scenarios the run timeout left out or cut
         self.silent = 0  # requests in a row that got no response within their time limits
+        self.limited = 0  # requests in a row whose answer (response or not) was cut at a time or size limit
         self.stopped: str | None = None  # why the rest of the run is cut: the server stopped answering, or -x
         self.stop_label = STOPPED  # how a cut scenario is labelled on its progress line
         self.recorded: list[Outcome] = []  # the outcomes so far (-x judges each against them)
@@ -243,14 +247,28 @@ class Runner:
     def _count_silence(self, ex: Exchange) -> None:
         """A server that stops answering (a silent accept, a slowloris) ends the run after SILENT_IN_A_ROW requests
         in a row without a response, each at its own time limit, not after every scenario has waited out T."""
+        aborted = ex.observations.aborted
         with self._lock:
             if ex.status is not None:
                 self.silent = 0
-            elif ex.observations.aborted in NO_RESPONSE:
+            elif aborted in NO_RESPONSE:
                 self.silent += 1
                 if self.silent >= SILENT_IN_A_ROW and self.stopped is None:
                     self.stopped = (f"{STOPPED}: {self.silent} requests in a row got no response within their "
-                                    f"time limits (the last: {ex.observations.aborted})")
+                                    f"time limits (the last: {aborted})")
+            # a server that answers but never ends an answer within the limits (a byte every 50 ms, a flood of
+            # every answer) would have every scenario waited out to T or read to the byte cap: after
+            # LIMITED_IN_A_ROW in a row, nothing more is sent either (issue 44). The liveness follow-up of a refusal
+            # cut at its deadline answers and ends the streak: a server that works on bad input is judged whole.
+            if aborted in NO_RESPONSE or aborted in SIZE_LIMITS:
+                self.limited += 1
+                if self.limited >= LIMITED_IN_A_ROW and self.stopped is None:
+                    self.stop_label = CUT
+                    self.stopped = (f"{CUT}: {self.limited} requests in a row were cut at a limit (the last: "
+                                    f"{aborted}" + (f" after {ex.observations.elapsed_s:.1f} s" if
+                                                    ex.observations.elapsed_s is not None else "") + ")")
+            else:
+                self.limited = 0
 
     def wait_for_server(self, seconds: float) -> None:
         """--wait: ask GET /v1/models every half second until anything answers (any status: the server is up) or
@@ -271,7 +289,9 @@ class Runner:
                          max_bytes=min(self.settings.limits.max_bytes, HOLD_BYTES))
         ex = self.send(Request(method="GET", path="/v1/models"), limits)
         if ex.status is None:
-            raise Unreachable(f"{self.base_url} did not answer: {ex.observations.error or 'no response'}")
+            why = ex.observations.error or (f"no response within {limits.total:g} s ({ex.observations.aborted})"
+                                           if ex.observations.aborted in NO_RESPONSE else "no response")
+            raise Unreachable(f"{self.base_url} did not answer: {why}")
         self.refuse_if_unauthorized(ex, "GET /v1/models")
         try:
             listed: Any = json.loads(held(ex.body))

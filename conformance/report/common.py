@@ -155,6 +155,8 @@ def rule_counts(result: RunResult) -> dict[str, int]:
 def _incomplete_hint(reason: str) -> str:
     if "stopped answering" in reason:
         return "check the server"
+    if "ran to the suite's limits" in reason:
+        return "check the server, or raise --timeout or --max-body if its answers are that long"
     if "(-x)" in reason:
         return "-x stopped it at the first failure"
     return "raise --run-timeout"

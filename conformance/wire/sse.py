@@ -127,6 +127,7 @@ class SSERun(NamedTuple):
                 for j in range(first, (self.copies if last is None else last) + 1)]
 
 
+FOLD_AT = 256  # data lines of one open event after which they are joined (SSEDecoder._fold)
 RUN_MIN = 4  # copies of an event after it that the decoder reports as a run (fewer are dispatched one by one)
 
 
@@ -149,6 +150,7 @@ class SSEDecoder:
         self._closed = False
         self._events = 0
         self._data: list[str] = []
+        self._folded = 0  # data lines of the open event joined into _data[0] (an event of many short lines)
         self._type = ""
         self._last_id = ""
         self._block_start: int | None = None
@@ -185,7 +187,20 @@ class SSEDecoder:
         if len(rest) > self._max_line:
             raise WireError(f"a line longer than {self._max_line} bytes", self._buf_start)
         self._buf = rest
+        if len(self._data) > FOLD_AT:
+            self._fold()
         return out
+
+    def _fold(self) -> None:
+        """An event still open after many data lines is joined into one string, and held to the line cap: a server
+        that sends one short data line after another for ever grows one event, which is bounded as one long line is
+        (its data kept as one string, not a list of a string per line)."""
+        joined = "\n".join(self._data)
+        if len(joined) > self._max_line:
+            where = self._block_start if self._block_start is not None else self._buf_start
+            raise WireError(f"an event's data longer than {self._max_line} bytes", where)
+        self._folded += len(self._data) - 1
+        self._data = [joined]
 
     def _joined(self, data: bytes = b"") -> bytes:
         if self._more:
@@ -444,7 +459,8 @@ class SSEDecoder:
         parts = self._data
         data = parts[0] if len(parts) == 1 else "\n".join(parts)
         out.append(SSEEvent(self._events, self._type or "message", data, self._last_id,
-                            end if start is None else start, end, len(parts)))
+                            end if start is None else start, end, len(parts) + self._folded))
+        self._folded = 0
         self._events += 1
         self._block_fields = False
         self._data = []

@@ -505,9 +505,13 @@ def _honest_bytes(req: Req) -> bytes:
 
 
 def dribble(conn: socket.socket, req: Req) -> None:
-    """Every answer, honest, on every path, head and body, one byte every 50 ms: each request runs to its time limit
-    (a 500-byte stream takes 25 s), a response always under way."""
-    for byte in _honest_bytes(req):
+    """Every answer, honest, on every path: the head at once, then the body one byte every 50 ms (a slowloris of the
+    body; the slowloris above dribbles the head): each request has its status and runs to its time limit (a 500-byte
+    stream takes 25 s)."""
+    data = _honest_bytes(req)
+    head, sep, body = data.partition(b"\r\n\r\n")
+    conn.sendall(head + sep)
+    for byte in body:
         conn.sendall(bytes([byte]))
         time.sleep(0.05)
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance.engine.bounds import worst_case_seconds
+from conformance.engine.bounds import run_bound, worst_case_seconds
 from conformance.engine.judge import scenarios_for
-from conformance.settings import derive_limits
+from conformance.settings import default_run_timeout, derive_limits
 from tests.hostile.servers import GIB, SERVERS, HostileServer, bomb, inflating
 
 MEMORY_CAP = 3 * 1024**3  # address space of the suite's process: a regression fails here, not on the machine
@@ -75,6 +75,25 @@ def test_hostile_server_gets_a_finding_within_the_bound(name: str, scenarios: tu
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert expected <= failed_rules(tmp_path), (failed_rules(tmp_path), proc.stdout[-1500:])
     assert seconds < bound(*scenarios), (seconds, bound(*scenarios))
+
+
+@pytest.mark.parametrize("name", ["dribble", "flood-everything"])
+def test_a_server_whose_every_answer_runs_to_a_limit_ends_the_run_fast(name: str, tmp_path: Path) -> None:
+    """Issue 44: every answer dribbled (a byte every 50 ms) or flooded (distinct chunks to the byte cap) ran each
+    scenario to T or the cap, 300 s at --timeout 10. The whole suite, four workers: after three requests in a row
+    cut at a limit nothing more is sent, the run is incomplete with that reason, within the documented bound."""
+    with HostileServer(SERVERS[name]) as server:
+        proc, seconds = run(server, tmp_path)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr[-2000:]
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+    doc = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    reason = doc["incomplete"]["reason"]
+    assert reason.startswith("the server's answers ran to the suite's limits: 3 requests in a row"), reason
+    assert ("total timeout" if name == "dribble" else "byte cap") in reason
+    assert len(doc["incomplete"]["not_run"]) > 60 and doc["summary"]["complete"] is False
+    assert "INCOMPLETE: the server's answers ran to the suite's limits" in proc.stdout
+    assert seconds < run_bound(derive_limits(TIMEOUT), 4, scenarios_for(None), default_run_timeout(TIMEOUT))
+    assert seconds < bound(), (seconds, bound())  # (the fast path: about 3T here, against a bound of minutes)
 
 
 def test_dribbling_health_does_not_hold_the_run(tmp_path: Path) -> None:

@@ -208,3 +208,26 @@ def test_a_run_of_events_with_invalid_utf8_counts_each_copy() -> None:
     items = decoder.feed(b"data: \xff\n\n" * 20)
     assert len(items) == 20 and not any(isinstance(i, SSERun) for i in items)
     assert decoder.stats.invalid_utf8_count == 20 and decoder.stats.invalid_utf8[:3] == [6, 15, 24]
+
+
+@pytest.mark.parametrize("piece", [1, 7, 4096, 1 << 20])
+def test_an_event_of_many_short_data_lines_is_one_event_with_its_line_count(piece: int) -> None:
+    body = b"data: a\n" * 1000 + b"data: last\n\n"
+    decoder = SSEDecoder()
+    events = [e for i in range(0, len(body), piece) for e in decoder.feed(body[i:i + piece])] + decoder.close()
+    assert [e.data for e in events] == ["\n".join(["a"] * 1000 + ["last"])]
+    assert events[0].data_lines == 1001 and events[0].offset == 0 and events[0].end == len(body)
+
+
+def test_one_event_growing_by_short_lines_for_ever_is_cut_at_the_line_cap() -> None:
+    """A server that sends one-character data lines and never a blank line grows one event: its data is held to the
+    line cap as one long line is, and nothing keeps a string per line (issue 44: short-lines)."""
+    decoder = SSEDecoder(max_line=1 << 16)
+    piece = b"data: a\n" * 4096
+    for _ in range(3):  # 24,576 bytes of data: under the cap, kept as one string
+        assert decoder.feed(piece) == []
+        assert len(decoder._data) == 1
+    with pytest.raises(WireError, match="an event's data longer than 65536 bytes") as raised:
+        for _ in range(64):
+            decoder.feed(piece)
+    assert raised.value.offset == 0
