@@ -54,6 +54,7 @@ class Limits:
     max_bytes: int = DEFAULT_MAX_BYTES  # raw bytes on the wire, and the decoded body, each
     max_header_bytes: int = MAX_HEADER_BYTES
     answer: float | None = None  # the refusal deadline: a status, and for a 2xx its first event, within this
+    answer_name: str = "refusal deadline"  # how a request cut there is labelled (ANSWER_DEADLINE: may be answered)
     total_name: str = "total timeout"  # "run timeout" when the run's own bound clipped the total
     # how the connection is made, carried with the limits since every request takes both: TLS verification
     # (--insecure, --ca-bundle) and whether HTTP(S)_PROXY / NO_PROXY from the environment are honoured
@@ -63,6 +64,9 @@ class Limits:
 
 
 REFUSAL_DEADLINE = "refusal deadline"
+# a request a server may answer or refuse, whose status and first event decide (the oversized body): a server still
+# reading or thinking past this is cut and reported (TRN-010), never waited out to T
+ANSWER_DEADLINE = "answer deadline"
 ABANDONED = "queue wait"  # the suite stopped waiting (Request.abandon): its choice, not a limit the server broke
 
 
@@ -219,7 +223,7 @@ class _Clock:
         """The wait allowed now: the phase's own limit or what is left of the total, whichever is less."""
         left, name = self.limits.total - self.elapsed(), self.limits.total_name
         if not self.answered and self.limits.answer is not None and self.limits.answer <= self.limits.total:
-            left, name = self.limits.answer - self.elapsed(), REFUSAL_DEADLINE
+            left, name = self.limits.answer - self.elapsed(), self.limits.answer_name
         if left <= 0:
             raise _Abort(name)
         return (phase, phase_name) if phase <= left else (left, name)
@@ -318,7 +322,8 @@ def _send_all(sock: socket.socket, data: bytes, limits: Limits, clock: _Clock) -
         try:
             sock.sendall(data[at:at + SEND_SIZE])
         except TimeoutError:
-            raise _Abort(name if name in ("total timeout", "run timeout", REFUSAL_DEADLINE) else "send timeout") from None
+            raise _Abort(name if name in ("total timeout", "run timeout", REFUSAL_DEADLINE, ANSWER_DEADLINE)
+                         else "send timeout") from None
         except OSError:
             return False
     return True

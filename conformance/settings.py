@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from conformance.client import DEFAULT_MAX_BYTES, Limits
+from conformance.client import ANSWER_DEADLINE, DEFAULT_MAX_BYTES, Limits
 from conformance.errors import ConfigError
 from conformance.target import normalize_base_url
 
@@ -44,6 +44,17 @@ RUN_TIMEOUT_FLOOR_S = 300.0
 def derive_limits(timeout: float) -> Limits:
     """The per-request limits a ``--timeout`` gives: total, first byte (at most 60 s), between reads (30 s)."""
     return Limits(total=timeout, idle=min(30.0, timeout), first_byte=min(60.0, timeout))
+
+
+LIVENESS_S = 10.0  # the plain request after an error scenario (liveness_total)
+
+
+def liveness_total(timeout: float, plain_first_event_s: float | None = None) -> float:
+    """The time limit of the plain request after an error scenario: LIVENESS_S, or ten times the plain stream's first
+    event when that is longer (a slow server), never more than min(60 s, --timeout). A server still busy with the
+    request before it (an over-context prompt it goes on tokenizing after the suite left) is cut there and judged
+    (ERR-016), not waited on for a minute (issue 44)."""
+    return min(timeout, 60.0, max(LIVENESS_S, 10 * (plain_first_event_s or 0.0)))
 
 
 def refusal_deadline(timeout: float) -> float:
@@ -99,6 +110,12 @@ class Settings:
     def refusal(self) -> Limits:
         """The limits of a request the server must refuse (``refusal_deadline``)."""
         return replace(self.limits, answer=refusal_deadline(self.timeout))
+
+    @property
+    def answering(self) -> Limits:
+        """The limits of a request the server may answer or refuse, whose status and first event decide (the
+        oversized body): the same deadline as a refusal's, cut as ``ANSWER_DEADLINE`` (TRN-010), not ERR-017."""
+        return replace(self.limits, answer=refusal_deadline(self.timeout), answer_name=ANSWER_DEADLINE)
 
     @property
     def secrets(self) -> tuple[str, ...]:

@@ -32,7 +32,7 @@ from conformance.model import observations as seen
 from conformance.protocols import answers_for
 from conformance.repro import curl
 from conformance.scenarios import HELLO, LONG, Context, Scenario, chat
-from conformance.settings import queue_wait
+from conformance.settings import liveness_total, queue_wait
 from conformance.untrusted import path_segment as segment_of
 
 if TYPE_CHECKING:
@@ -93,8 +93,8 @@ class Followup(Kind):
 
     def send(self, run: Runner, req: Request) -> list[Exchange]:
         ex = run.send(req)
-        live = run.send(liveness_request(run.model), replace(run.settings.limits,
-                                                             total=min(60.0, run.settings.limits.total)))
+        live = run.send(liveness_request(run.model), replace(run.settings.limits, total=liveness_total(
+            run.settings.timeout, run.plain_first_event)))
         return [replace(ex, observations=ex.observations.with_(followup=seen.Followup(live.status)))]
 
     def seconds(self, limits: Limits) -> float:
