@@ -322,6 +322,24 @@ def _history_refusal(body: Any, key: str, message: str) -> tuple[int, dict[str, 
     return None
 
 
+def _prompt_bytes(body: Any) -> int:
+    """How long the messages of a chat request are, as JSON."""
+    return len(json.dumps(body.get("messages"))) if isinstance(body, dict) else 0
+
+
+def _tool_positions(chunk: Chunk, state: State) -> None:
+    """A call's index is the tool's position in the request's tools list, not its position among the calls (one call
+    of the second tool gets index 1): the pieces after the first carry the index the first one got."""
+    tools = (state.get("request") or {}).get("tools") or []
+    names = [t.get("function", {}).get("name") for t in tools if isinstance(t, dict)]
+    moved = state.setdefault("tool_position", {})
+    for piece in delta(chunk).get("tool_calls") or []:
+        name = (piece.get("function") or {}).get("name")
+        if name in names:
+            moved[piece.get("index")] = names.index(name)
+        piece["index"] = moved.get(piece.get("index"), piece.get("index"))
+
+
 def _drop_system_images(body: Any) -> Any:
     """The server a client talks to drops image parts outside user messages and answers (IMG-002)."""
     if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
@@ -478,6 +496,8 @@ DEFECTS: list[Fault] = [
     # tools
     F("tool-index-missing", ("TOOL-001",), "F18 F19", chunk=tool_map(lambda p, s: p.pop("index", None))),
     F("tool-index-from-one", ("TOOL-002",), "F28", chunk=tool_map(lambda p, s: p.update(index=p.get("index", 0) + 1))),
+    F("tool-index-is-tool-position", ("TOOL-002",), "issue 44 (a lone call's index is its tool's place in tools)",
+      request=lambda b: b, chunk=edit(_tool_positions)),
     F("tool-id-missing", ("TOOL-003",), "F34 F36", chunk=tool_map(lambda p, s: p.pop("id", None))),
     F("tool-type-missing", ("TOOL-005",), "F31", chunk=tool_map(lambda p, s: p.pop("type", None))),
     F("tool-name-repeated", ("TOOL-006",), "F31 F33", chunk=tool_map(
@@ -533,6 +553,9 @@ DEFECTS: list[Fault] = [
     F("error-code-is-status", ("ERR-023",), "issue 15 (LiteLLM's code \"400\")",
       body=errors_only(lambda v, s: {**v, "error": {**v["error"], "code": str(s["status"])}}
                        if isinstance(v.get("error"), dict) else v)),
+    F("overflow-500", ("ERR-005", "ERR-011"), "issue 44 (a prompt beyond the context answered 500, not a 4xx envelope)",
+      refuse=lambda b: (500, {"message": "RuntimeError: llama_decode returned -1", "type": "server_error", "param": None,
+                              "code": None}) if _prompt_bytes(b) > 20_000 else None),
     F("error-500", ("ERR-005",), "H11 H12", status=lambda code, s: 500 if 400 <= code < 500 and code != 429 else code),
     F("bad-input-accepted", ("ERR-006", "ERR-007"), "I5 H2", request=_malformed_accepted),
     F("unknown-model-served", ("ERR-012",), "H15 seed 003 §2.1",
