@@ -290,14 +290,24 @@ def _drive(settings: Any, make_events: Any, verbose: bool, out: Path | None = No
     progress = LiveProgress(console, verbose, scrub.text)
     result = None
     try:
-        for event in make_events():
-            progress.handle(event)
+        events = make_events()
+        pending = False  # a Ctrl-C that came while the progress was drawn: handed to the engine, which reports
+        while True:
+            try:
+                event = events.throw(KeyboardInterrupt()) if pending else next(events)
+            except StopIteration:
+                break
+            pending = False
+            try:
+                progress.handle(event)
+            except KeyboardInterrupt:
+                pending = True
             if isinstance(event, RunFinished):
                 result = event.result
     except ConformanceError as exc:
         click.echo(f"conformance: {one_line(scrub.text(str(exc)))}", err=True)
         sys.exit(int(exc.exit_code))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # before the run began (discovery, the reference server starting) or while judging
         click.echo("conformance: interrupted; no report written", err=True)
         sys.exit(130)
     except Exception as exc:  # a bug of the suite's own: one sentence, the traceback kept beside the reports
@@ -340,6 +350,8 @@ def _drive(settings: Any, make_events: Any, verbose: bool, out: Path | None = No
                            "verdict": v.verdict, "reason": v.reason} for v in verdicts]
         write_all(result, report_dir, scrub, settings.formats, settings.report_paths)
         progress.line(f"clients: {report_dir / 'clients.json'}; the reports name each client's verdict")
+    if result.incomplete and result.incomplete.get("interrupted"):
+        sys.exit(130)  # Ctrl-C: the reports are written, and say "interrupted"
     sys.exit(int(ExitCode.FAILED if result.failed_gate() or broken else ExitCode.OK))
 
 

@@ -57,7 +57,7 @@ class RunResult:
     scenarios: list[dict[str, Any]] = field(default_factory=list)
     stale_baseline: list[dict[str, str]] = field(default_factory=list)
     strict: bool = False
-    incomplete: dict[str, Any] | None = None  # the run timeout ended the run: {"reason", "not_run"}
+    incomplete: dict[str, Any] | None = None  # the run timeout ended the run: {"reason", "not_run"[, "interrupted"]}
     tokens: dict[str, int] = field(default_factory=dict)  # completion tokens asked for and received
     clients: list[dict[str, Any]] = field(default_factory=list)  # run --clients: a verdict per client library
 

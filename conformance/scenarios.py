@@ -201,9 +201,10 @@ def _scenarios() -> list[Scenario]:
           needs="tools", variant="tool_choice: auto"),
         s("tools-required", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="required",
                                                         max_tokens=CALL), needs="tools", variant="tool_choice: required"),
-        # the named tool second in the list: a lone call whose index is its tool's position in tools (1), not its place among
-        # the calls (0), fails TOOL-002 (issue 44). temperature 0: a server that forces the named call with a grammar samples where the model has no
-        # preference (llama-cpp-python: random arguments, JSON in one run and not in the next); greedy is repeatable
+        # the named tool second in the list: a lone call whose index is its tool's position in tools (1), not its
+        # place among the calls (0), fails TOOL-002 (issue 44). temperature 0: a server that forces the named call
+        # with a grammar samples where the model has no preference (llama-cpp-python: random arguments, JSON in one
+        # run and not in the next); greedy is repeatable
         s("tools-named", "tools", lambda c: chat(c, ASK_WEATHER, tools=[TIME, WEATHER], tool_choice={
             "type": "function", "function": {"name": "get_weather"}}, max_tokens=CALL, temperature=0), needs="tools",
           variant="tool_choice: named"),

@@ -29,13 +29,20 @@ def test_overflow_words_exceed_the_stated_context_and_stay_bounded() -> None:
 
 
 def test_every_generating_scenario_sets_a_token_cap() -> None:
+    """Chat (messages), Ollama (messages, prompt) and Responses (input) requests alike: each one that generates
+    carries its cap (issue 44: the Responses scenarios, whose prompt is ``input``, were skipped, all 18)."""
+    judged: dict[str, int] = {}
     for sc in SCENARIOS:
-        body = sc.build(Context("m")).body
-        if not isinstance(body, dict) or ("messages" not in body and "prompt" not in body):
+        req = sc.build(Context("m"))
+        body = req.body
+        if not isinstance(body, dict) or not {"messages", "prompt", "input"} & set(body):
             continue
-        cap = body.get("max_tokens") or body.get("max_completion_tokens") or (body.get("options") or {}).get(
-            "num_predict")
+        cap = (body.get("max_tokens") or body.get("max_completion_tokens") or body.get("max_output_tokens")
+               or (body.get("options") or {}).get("num_predict"))
         assert isinstance(cap, int) and cap <= 3000, sc.name
+        route = "responses" if req.path.endswith("/responses") else "ollama" if req.path.startswith("/api/") else "chat"
+        judged[route] = judged.get(route, 0) + 1
+    assert judged.get("responses", 0) >= 18 and judged.get("chat", 0) >= 50 and judged.get("ollama", 0) >= 4, judged
 
 
 def test_deadlines_derive_from_the_timeout() -> None:

@@ -34,6 +34,10 @@ TOOL = {"name": "chat-conformance", "version": __version__, "ruleset": RULESET_V
 _DONE = object()
 
 
+INTERRUPTED = "interrupted"  # why the rest of a run stopped by Ctrl-C was cut
+INTERRUPT_GRACE_S = 2.0  # how long the scenarios in flight get to end after Ctrl-C
+
+
 class _Failure:
     def __init__(self, exc: BaseException) -> None:
         self.exc = exc
@@ -98,6 +102,7 @@ def _live(settings: Settings, reference: bool, runner: Runner, events: queue.Que
 
     thread = threading.Thread(target=live, name="conformance-live", daemon=True)
     thread.start()
+    interrupted = False
     try:
         while True:
             item = events.get()
@@ -106,15 +111,30 @@ def _live(settings: Settings, reference: bool, runner: Runner, events: queue.Que
             if isinstance(item, _Failure):
                 raise item.exc
             yield item
+    except KeyboardInterrupt:
+        # Ctrl-C is an engine event (issue 44): nothing more is sent, the scenarios in flight get a moment to end,
+        # and what was recorded is judged and reported as an incomplete run ("interrupted"); the front-end exits 130
+        interrupted = True
+        runner.stop_label = INTERRUPTED
+        runner.stopped = f"{INTERRUPTED} (Ctrl-C) after {time.monotonic() - clock:.1f} s"
     finally:
         runner.close()
-    thread.join()
-    outcomes = box[0]
+    if interrupted:
+        thread.join(INTERRUPT_GRACE_S)
+        with runner._lock:
+            outcomes = list(runner.recorded)
+        ran = {o.scenario.name for o in outcomes}
+        runner.not_run = [n for n in names if n not in ran]
+    else:
+        thread.join()
+        outcomes = box[0]
     duration = time.monotonic() - clock
-    incomplete = None
-    if runner.not_run:
+    incomplete: dict[str, Any] | None = None
+    if runner.not_run or interrupted:
         reason = runner.stopped or f"the run timeout of {settings.run_timeout:g} s was reached"
         incomplete = {"reason": reason, "not_run": sorted(runner.not_run, key=names.index)}
+        if interrupted:
+            incomplete["interrupted"] = True
     if settings.report_dir is not None and settings.wire_log:
         wirelog.save(settings.report_dir, wirelog.WireRun(TOOL, started, duration, runner.model,
                                                           settings_record(settings), incomplete),

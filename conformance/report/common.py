@@ -153,6 +153,8 @@ def rule_counts(result: RunResult) -> dict[str, int]:
 
 
 def _incomplete_hint(reason: str) -> str:
+    if reason.startswith("interrupted"):
+        return "interrupted by Ctrl-C; run again for a verdict"
     if "stopped answering" in reason:
         return "check the server"
     if "ran to the suite's limits" in reason:

@@ -174,3 +174,29 @@ def test_the_run_timeout_ends_the_run_incomplete(tmp_path: Path) -> None:
     junit = (tmp_path / "junit.xml").read_text(encoding="utf-8")
     assert 'type="incomplete"' in junit
     assert seconds < 3 + 15, seconds  # the bound, then judging, reports and the interpreter's start
+
+
+def test_ctrl_c_is_an_interrupted_run_with_its_reports(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT) mid-run: nothing more is sent, what was recorded is judged and reported, the reports say
+    "interrupted", exit 130 (issue 44: it wrote no report)."""
+    import signal
+
+    with HostileServer(SERVERS["sluggish"]) as server:  # a second before each chat answer: the run is under way
+        proc = subprocess.Popen([sys.executable, "-m", "conformance", "run", "--base-url", server.base_url, "--model",
+                                 "m", "--timeout", "5", "--report-dir", str(tmp_path)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, preexec_fn=_cap_memory)
+        time.sleep(4)
+        start = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        ended = time.monotonic() - start
+    assert "Traceback" not in out + err, err[-2000:]
+    assert proc.returncode == 130, out[-2000:] + err[-2000:]
+    doc = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert doc["incomplete"]["interrupted"] is True and doc["incomplete"]["reason"].startswith("interrupted (Ctrl-C)")
+    assert doc["summary"]["complete"] is False and doc["summary"]["verdict"] == "fail"
+    assert len(doc["scenarios"]) >= 1 and doc["incomplete"]["not_run"], doc["incomplete"]
+    assert "INCOMPLETE: interrupted (Ctrl-C)" in out and "interrupted by Ctrl-C" in out
+    assert 'type="incomplete"' in (tmp_path / "junit.xml").read_text(encoding="utf-8")
+    assert "interrupted" in (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert ended < 2 + 5 + 10, ended  # the grace, a request in flight at most, then judging and reports
