@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # decode.py: the long stream and the httpx-sse peer
 ROOT = HERE.parent
 STAGES = ("httpx-sse", "decoder", "analyze", "judge", "mask")
 KEY = "sk-proj-Hostile0Echo1Key2Secret3"  # the key the mask stage looks for (in none of the bodies: every literal read)
@@ -41,7 +42,6 @@ def _exchanges(kind: str, mb: float) -> list[Any]:
     from conformance.fixtures import exchange_from_meta
 
     if kind == "long":
-        sys.path.insert(0, str(HERE))
         from decode import recorded_style_stream
 
         body = recorded_style_stream(mb)
@@ -61,13 +61,12 @@ def one(stage: str, kind: str, mb: float, repeat: int) -> dict[str, float]:
     """Run one stage on one kind of body in this process; its best time and its peak memory."""
     import dataclasses
 
+    from decode import httpx_sse_decode_and_parse
+
     import conformance.checks as checks
     from conformance.exchange import analyze
     from conformance.secrets import Scrubber
     from conformance.wire.sse import SSEDecoder
-
-    sys.path.insert(0, str(HERE))
-    from decode import httpx_sse_decode_and_parse
 
     exchanges = _exchanges(kind, mb)
     size = sum(len(ex.body) for ex in exchanges)

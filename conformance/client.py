@@ -43,6 +43,13 @@ READ_SIZE = 65536
 SEND_SIZE = 65536
 
 
+REFUSAL_DEADLINE = "refusal deadline"
+# a request a server may answer or refuse, whose status and first event decide (the oversized body): a server still
+# reading or thinking past this is cut and reported (TRN-010), never waited out to T
+ANSWER_DEADLINE = "answer deadline"
+SIZE_ABORTS = ("byte cap", "line cap", "decompression cap", "header cap")  # an exchange cut at a size limit
+
+
 @dataclass(frozen=True)
 class Limits:
     """Time limits in seconds and byte caps for one exchange."""
@@ -54,7 +61,7 @@ class Limits:
     max_bytes: int = DEFAULT_MAX_BYTES  # raw bytes on the wire, and the decoded body, each
     max_header_bytes: int = MAX_HEADER_BYTES
     answer: float | None = None  # the refusal deadline: a status, and for a 2xx its first event, within this
-    answer_name: str = "refusal deadline"  # how a request cut there is labelled (ANSWER_DEADLINE: may be answered)
+    answer_name: str = REFUSAL_DEADLINE  # how a request cut there is labelled (ANSWER_DEADLINE: it may be answered)
     total_name: str = "total timeout"  # "run timeout" when the run's own bound clipped the total
     # how the connection is made, carried with the limits since every request takes both: TLS verification
     # (--insecure, --ca-bundle) and whether HTTP(S)_PROXY / NO_PROXY from the environment are honoured
@@ -63,10 +70,6 @@ class Limits:
     use_proxy: bool = True
 
 
-REFUSAL_DEADLINE = "refusal deadline"
-# a request a server may answer or refuse, whose status and first event decide (the oversized body): a server still
-# reading or thinking past this is cut and reported (TRN-010), never waited out to T
-ANSWER_DEADLINE = "answer deadline"
 ABANDONED = "queue wait"  # the suite stopped waiting (Request.abandon): its choice, not a limit the server broke
 
 

@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 from conformance.checks import Finding, check, finding
 from conformance.checks.conditions import chat_ok, chat_sse, headers_known
-from conformance.client import ABANDONED, ANSWER_DEADLINE, REFUSAL_DEADLINE
+from conformance.client import ABANDONED, ANSWER_DEADLINE, REFUSAL_DEADLINE, SIZE_ABORTS
 from conformance.exchange import Analysis
 from conformance.protocols import MAX_JUDGED_BYTES
 
 ABORTS_TIME = ("first-byte timeout", "idle timeout", "total timeout", ANSWER_DEADLINE)
-ABORTS_SIZE = ("byte cap", "line cap", "decompression cap", "header cap")
+ABORTS_SIZE = SIZE_ABORTS
 
 
 @check("TRN-001", when=(chat_ok, headers_known))

@@ -121,8 +121,7 @@ def _live(settings: Settings, reference: bool, runner: Runner, events: queue.Que
         runner.close()
     if interrupted:
         thread.join(INTERRUPT_GRACE_S)
-        with runner._lock:
-            outcomes = list(runner.recorded)
+        outcomes = runner.recorded_so_far()
         ran = {o.scenario.name for o in outcomes}
         runner.not_run = [n for n in names if n not in ran]
     else:

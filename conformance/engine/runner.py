@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from conformance.body import HOLD_BYTES, held
-from conformance.client import ANSWER_DEADLINE, REFUSAL_DEADLINE, Limits, Request, record
+from conformance.client import ANSWER_DEADLINE, REFUSAL_DEADLINE, SIZE_ABORTS, Limits, Request, record
 from conformance.engine import events as ev
 from conformance.engine.kinds import Script, kind_of
 from conformance.errors import ConfigError, Unreachable
@@ -53,7 +53,7 @@ STOPPED = "the server stopped answering"  # why the remaining scenarios were cut
 SILENT_IN_A_ROW = 3  # requests in a row with no response within their limits: the server has stopped answering
 CUT = "the server's answers ran to the suite's limits"  # why the remaining scenarios were cut (Runner.limited)
 LIMITED_IN_A_ROW = 3  # requests in a row whose answer was cut at a limit (time or size): the rest would be too
-SIZE_LIMITS = frozenset({"byte cap", "line cap", "decompression cap", "header cap"})
+SIZE_LIMITS = frozenset(SIZE_ABORTS)
 NO_RESPONSE = frozenset({"first-byte timeout", "idle timeout", "total timeout", REFUSAL_DEADLINE, ANSWER_DEADLINE,
                          "send timeout", "connect timeout"})
 # seed 003 §6: servers list embedding, reranking, speech and image models beside chat ones; no field tells them
@@ -259,6 +259,11 @@ class Runner:
         if limits.total > left:  # the run's bound clips every request; what it cuts is not the server's
             limits = replace(limits, total=max(left, 0.001), total_name=RUN_TIMEOUT)
         return record(self.base_url, req, limits, self.settings.api_key, self.settings.secrets)
+
+    def recorded_so_far(self) -> list[Outcome]:
+        """The outcomes made so far (an interrupted run judges these)."""
+        with self._lock:
+            return list(self.recorded)
 
     def past_deadline(self) -> bool:
         return time.monotonic() >= self.deadline or self.stopped is not None
