@@ -7,6 +7,8 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -272,6 +274,26 @@ def _slow_refusal_once(seen: dict[str, int]):  # type: ignore[no-untyped-def]
     return behaviour
 
 
+@contextmanager
+def another_request_in_flight(runner: Runner, seconds: float = 3.0) -> Iterator[None]:
+    """Another request of the run in flight (a worker holding the gate's shared side) while the test's one is sent:
+    the suite's own load, which is what a resend alone is for (issue 44: only then)."""
+    entered = threading.Event()
+
+    def hold() -> None:
+        with runner.gate.shared():
+            entered.set()
+            time.sleep(seconds)
+
+    worker = threading.Thread(target=hold, daemon=True)
+    worker.start()
+    entered.wait(5)
+    try:
+        yield
+    finally:
+        worker.join()
+
+
 def test_a_refusal_late_under_the_runs_load_is_timed_again_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     from conformance import settings
     from conformance.model import Intent
@@ -280,11 +302,13 @@ def test_a_refusal_late_under_the_runs_load_is_timed_again_alone(monkeypatch: py
     bad = Request(content=b"{", intent=Intent.MALFORMED_JSON, headers={"Content-Type": "application/json"})
     seen = {"bad": 0}
     with HostileServer(_slow_refusal_once(seen)) as server:
-        ex = Runner(build_settings(base_url=server.base_url, timeout=20, workers=4)).send(bad)
+        runner = Runner(build_settings(base_url=server.base_url, timeout=20, workers=4))
+        with another_request_in_flight(runner):
+            ex = runner.send(bad)
     assert ex.status == 400 and ex.observations.aborted is None and seen["bad"] == 2
     assert ex.observations.retried is not None and "refusal deadline" in ex.observations.retried
     seen = {"bad": 0}
-    with HostileServer(_slow_refusal_once(seen)) as server:  # one worker: nothing else was in flight, it stands
+    with HostileServer(_slow_refusal_once(seen)) as server:  # nothing else was in flight: it stands
         ex = Runner(build_settings(base_url=server.base_url, timeout=20, workers=1)).send(bad)
     assert ex.observations.aborted == "refusal deadline" and seen["bad"] == 1
 
@@ -332,7 +356,9 @@ def test_a_body_the_server_stopped_reading_under_the_runs_load_is_sent_again_alo
     big = Request(content=b"{" + b" " * (8 << 20) + b"}", headers={"Content-Type": "application/json"})
     limits = Limits(total=20, idle=1.5)  # a run's: between reads (and sends) less than the total
     server = _UnreadOnce()
-    ex = Runner(build_settings(base_url=server.base_url, timeout=20, workers=4)).send(big, limits)
+    runner = Runner(build_settings(base_url=server.base_url, timeout=20, workers=4))
+    with another_request_in_flight(runner):
+        ex = runner.send(big, limits)
     server.sock.close()
     assert ex.status == 413 and ex.observations.aborted is None and server.connections == 2
     assert ex.observations.retried is not None and "stopped reading the request body" in ex.observations.retried

@@ -176,6 +176,15 @@ def test_the_run_timeout_ends_the_run_incomplete(tmp_path: Path) -> None:
     assert seconds < 3 + 15, seconds  # the bound, then judging, reports and the interpreter's start
 
 
+def _cap_memory_and_take_sigint() -> None:
+    """The memory cap, and SIGINT's default action: a shell that runs the tests in the background (CI) ignores
+    SIGINT for its children, and Python then installs no KeyboardInterrupt handler."""
+    import signal
+
+    _cap_memory()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_is_an_interrupted_run_with_its_reports(tmp_path: Path) -> None:
     """Ctrl-C (SIGINT) mid-run: nothing more is sent, what was recorded is judged and reported, the reports say
     "interrupted", exit 130 (issue 44: it wrote no report)."""
@@ -184,7 +193,7 @@ def test_ctrl_c_is_an_interrupted_run_with_its_reports(tmp_path: Path) -> None:
     with HostileServer(SERVERS["sluggish"]) as server:  # a second before each chat answer: the run is under way
         proc = subprocess.Popen([sys.executable, "-m", "conformance", "run", "--base-url", server.base_url, "--model",
                                  "m", "--timeout", "5", "--report-dir", str(tmp_path)], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, preexec_fn=_cap_memory)
+                                stderr=subprocess.PIPE, text=True, preexec_fn=_cap_memory_and_take_sigint)
         time.sleep(4)
         start = time.monotonic()
         proc.send_signal(signal.SIGINT)
