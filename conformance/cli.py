@@ -14,8 +14,9 @@ from typing import Any
 
 import click
 
-from conformance import __version__
+from conformance import __version__, protocols
 from conformance.errors import EXIT_CODES_HELP, ConformanceError, ExitCode
+from conformance.protocols import REGISTRY
 from conformance.untrusted import json_text, one_line, printable
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = (int(c) for c in ExitCode)
@@ -552,11 +553,10 @@ def _replay_fixtures(pattern: str, protocol: str = "chat") -> list[Any]:
     return chosen
 
 
-PROTOCOL = click.option("--protocol", type=click.Choice(["chat", "ollama", "responses", "sse", "ndjson"]),
+PROTOCOL = click.option("--protocol", type=click.Choice([*REGISTRY, *PROTOCOL_ALIASES]),
                         default="chat", show_default=True,
-                        help="chat: OpenAI streams on /v1/chat/completions; ollama: NDJSON on /api/chat and "
-                        "/api/generate; responses: the Responses API's events on /v1/responses (sse and ndjson: "
-                        "the former names of chat and ollama).")
+                        help="; ".join(f"{p.name}: {p.summary}" for p in protocols.load().values())
+                        + " (sse and ndjson: the former names of chat and ollama).")
 
 
 CHUNKING = click.Choice(["whole", "bytes", "random", "adversarial"])

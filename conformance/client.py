@@ -32,6 +32,7 @@ from conformance.body import HOLD_BYTES, Spool
 from conformance.exchange import Exchange
 from conformance.model import Intent
 from conformance.model.observations import Observations
+from conformance.protocols import headers_for
 from conformance.secrets import Scrubber
 from conformance.untrusted import path_segment
 from conformance.wire.errors import WireError
@@ -106,13 +107,17 @@ class Request:
 
 
 def request_headers(req: Request, api_key: str | None = None) -> dict[str, str]:
-    """The headers sent: the request's own, a JSON Content-Type for a body, the bearer key."""
+    """The headers sent: the request's own, a JSON Content-Type for a body, and what the route's protocol puts on
+    every request (the key where it takes it: a bearer token unless the protocol says otherwise; a version header).
+    A header the request sets itself is kept as it is (a scenario that sends a wrong key or version)."""
     headers = dict(req.headers)
     has_body = req.content is not None or req.body is not None
     if has_body and not any(k.lower() == "content-type" for k in headers):
         headers["Content-Type"] = "application/json"
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
+    own = {k.lower() for k in headers}
+    for name, value in headers_for(req.path, api_key).items():
+        if name.lower() not in own:
+            headers[name] = value
     return headers
 
 

@@ -29,9 +29,10 @@ RULESET_VERSION = "7"  # bumped whenever a rule is added or retired or its meani
 
 # 7: the Responses API (issue 22): RSP-001..023; rules declare where they apply (protocol http, sse or a protocol's
 #    name) and the registry decides; the generic SSE framing and stream-header rules judge every SSE protocol.
+# the categories: chat's and the HTTP ones, then one per other protocol (its name, from the registry), then fuzz
 CATEGORIES = (
     "transport", "framing", "chunks", "finish", "usage", "tools", "reasoning", "structured",
-    "errors", "images", "cancellation", "models", "ollama", "responses", "fuzz",
+    "errors", "images", "cancellation", "models", *(name for name in REGISTRY if name != "chat"), "fuzz",
 )
 LEVELS = ("must", "should", "advisory")
 APPLIES = ("stream", "non-stream", "both")
@@ -69,7 +70,7 @@ class Rule:
     protocol: str = "chat"
 
 
-WHERE = ("http", "sse", "chat", "ollama", "responses")
+WHERE = ("http", "sse", *REGISTRY)
 # The rules every SSE protocol shares: the stream's media type and headers, and the WHATWG framing. The [DONE]
 # terminator and the event types are chat's (the Responses API names its events and has its own end).
 SSE_RULES = frozenset({"TRN-001", "TRN-002", "TRN-003", "TRN-004", "TRN-005", "TRN-009", "TRN-012", "TRN-018",
@@ -583,4 +584,16 @@ RULES: tuple[Rule, ...] = (
        f"{STRICT} start", "B8"),
 )
 
+
+
+def _protocol_rules() -> tuple[Rule, ...]:
+    """The rules a protocol package brings (``conformance/protocols/<name>/rules.py``: ``RULES``, rows of
+    (id, level, applies, title, source, *refs); its category is its name), found by the registry."""
+    from conformance.protocols import brought
+
+    return tuple(_r(row[0], module.__name__.split(".")[-2], *row[1:])
+                 for module in brought("conformance.protocols.{name}.rules") for row in module.RULES)
+
+
+RULES = RULES + _protocol_rules()
 RULES_BY_ID: dict[str, Rule] = {rule.id: rule for rule in RULES}

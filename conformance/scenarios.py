@@ -435,10 +435,10 @@ def sends(sc: Scenario) -> str:
 
 
 def _protocol_scenarios() -> list[Scenario]:
-    """The scenarios each protocol package brings (chat's and Ollama's are above)."""
-    from conformance.protocols.responses.scenarios import scenarios as responses
+    """The scenarios each protocol package brings (chat's and Ollama's are above), found by the registry."""
+    from conformance.protocols import brought
 
-    return responses()
+    return [sc for module in brought("conformance.protocols.{name}.scenarios") for sc in module.scenarios()]
 
 
 SCENARIOS: tuple[Scenario, ...] = tuple(_scenarios()) + tuple(_protocol_scenarios())

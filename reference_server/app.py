@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from reference_server import ollama, responses
+from conformance.protocols import brought
 from reference_server.engine import Engine, Job, Pace, QueueFull
 from reference_server.parser import Delta, OutputParser
 from reference_server.protocol import APIError, ChatRequest, parse_chat
@@ -360,8 +360,8 @@ def build_app(engine: Engine, api_key: str | None = None) -> Starlette:
         Route("/v1/models", server.models, methods=["GET"]),
         Route("/v1/models/{model_id:path}", server.models, methods=["GET"]),
         Route("/health", server.health, methods=["GET"]),
-        *ollama.routes(server),
-        *responses.routes(server),
+        # each other protocol's routes (reference_server/<name>.py: routes(server)), found by the registry
+        *(route for module in brought("reference_server.{name}") for route in module.routes(server)),
     ]
     return Starlette(routes=routes)
 

@@ -17,6 +17,7 @@ from reference_server.faults import (
     edit,
     is_finish,
     is_usage,
+    on_type,
     sse_frame,
 )
 
@@ -359,15 +360,6 @@ OLLAMA = ("/api/chat", "/api/generate")
 RESPONSES = ("/v1/responses",)
 TERMINAL = ("response.completed", "response.incomplete", "response.failed")
 F = Fault
-
-
-def on_type(kinds: tuple[str, ...] | str, func: Any) -> Any:
-    """A Responses event fault that changes the events of these types (func: payload, state -> payloads)."""
-    chosen = (kinds,) if isinstance(kinds, str) else kinds
-
-    def apply(event: Any, state: State) -> list[Any]:
-        return func(event, state) if isinstance(event, dict) and event.get("type") in chosen else [event]
-    return apply
 
 
 def _renumbered(event: Any, state: State) -> list[Any]:
@@ -748,4 +740,16 @@ FUZZ_FAULTS: list[Fault] = [
       respond=lambda raw: (200, b'{"error": {"message": "OverflowError"}}') if _huge_int(raw) else None),
 ]
 
+
+
+def _protocol_faults() -> None:
+    """Each protocol's own faults (reference_server/<name>_faults.py: DEFECTS and LEGAL), found by the registry."""
+    from conformance.protocols import brought
+
+    for module in brought("reference_server.{name}_faults"):
+        DEFECTS.extend(module.DEFECTS)
+        LEGAL.extend(module.LEGAL)
+
+
+_protocol_faults()
 BY_NAME: dict[str, Fault] = {f.name: f for f in DEFECTS + LEGAL + FUZZ_FAULTS}

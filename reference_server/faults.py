@@ -279,3 +279,13 @@ def _set(path: tuple[str, ...], value: Any, when: Callable[[Chunk], bool] = lamb
         target[path[-1]] = value(chunk, state) if callable(value) else value
 
     return edit(apply)
+
+
+def on_type(kinds: tuple[str, ...] | str, func: Any) -> Any:
+    """A named-event fault (the Responses and Messages APIs) that changes the events of these types (func: payload,
+    state -> payloads)."""
+    chosen = (kinds,) if isinstance(kinds, str) else kinds
+
+    def apply(event: Any, state: State) -> list[Any]:
+        return func(event, state) if isinstance(event, dict) and event.get("type") in chosen else [event]
+    return apply

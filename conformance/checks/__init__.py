@@ -281,12 +281,13 @@ def _load() -> None:
         framing,
         fuzz,
         models,
-        ollama,
         parity,
         reasoning,
-        responses,
         structured,
         tools,
         transport,
         usage,
     )
+    from conformance.protocols import brought
+
+    brought("conformance.checks.{name}")  # each protocol's own checks (ollama, responses, ...), by the registry

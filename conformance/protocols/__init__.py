@@ -6,11 +6,18 @@ answer is complete, and how many tokens it used.
 - ``chat``: OpenAI Chat Completions over SSE (and its JSON body), ``[DONE]``, the assembler.
 - ``ollama``: Ollama's NDJSON frames.
 - ``responses``: the OpenAI Responses API's semantic events over SSE, and its response object.
+- ``messages``: the Anthropic Messages API's named events over SSE, and its message object.
 
 The engine, the judge, inspect, rejudge, replay and the reports ask ``protocol_for(endpoint)`` and
 call what it returns; nothing outside this package and the registries below switches on a
-protocol's name. A new protocol is one package here, one line in ``REGISTRY``, its checks module,
-its scenarios and its fixtures.
+protocol's name. A new protocol is one package here and one line in ``REGISTRY``; what else it
+brings is found by name from the registry, never listed by hand:
+
+- ``conformance/protocols/<name>/scenarios.py``: ``scenarios()``, its scenarios;
+- ``conformance/protocols/<name>/rules.py``: ``RULES``, its rules' rows (its category is its name);
+- ``conformance/checks/<name>.py``: its checks, registered by import;
+- ``reference_server/<name>.py``: ``routes(server)``, its reference route, and
+  ``reference_server/<name>_faults.py``: ``DEFECTS`` and ``LEGAL``, its faults for the self-test.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ class Protocol:
     """One protocol, as the rest of the suite may ask about it."""
 
     name: str
+    summary: str  # what it is, in a few words (help texts and the docs)
     routes: tuple[tuple[str, str], ...]  # (path suffix, endpoint name), most specific first
     framing: str  # sse | ndjson
     streams_by_default: bool  # whether a request without "stream" is answered with a stream
@@ -57,9 +65,40 @@ class Protocol:
     client_view: Callable[[Any], dict[str, Any]] | None = None
     # one of OpenAI's APIs: its error envelope ({"error": {...}}) and its X-Request-ID echo apply (Ollama has its own)
     openai: bool = True
+    # the headers every request of this protocol carries, given the run's API key (None: no key): where the key
+    # goes (a bearer token unless the protocol says otherwise) and any version header the protocol requires
+    headers: Callable[[str | None], dict[str, str]] | None = None
+
+    def request_headers(self, api_key: str | None) -> dict[str, str]:
+        if self.headers is not None:
+            return self.headers(api_key)
+        return bearer(api_key)
 
     def endpoint_of(self, path: str) -> str | None:
         return next((name for suffix, name in self.routes if path.endswith(suffix)), None)
+
+
+def bearer(api_key: str | None) -> dict[str, str]:
+    """The key as OpenAI's APIs (and most servers) take it."""
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+def brought(pattern: str) -> list[Any]:
+    """The module ``pattern`` names (``{name}`` the protocol's name) of every registered protocol that brings one, in
+    registry order: how the registries of scenarios, rules, checks, reference routes and faults find what a protocol
+    adds, with no list of protocols kept anywhere else."""
+    import importlib.util
+
+    found = []
+    for name in REGISTRY:
+        module = pattern.format(name=name)
+        try:
+            spec = importlib.util.find_spec(module)
+        except ModuleNotFoundError:  # its parent package is not there
+            spec = None
+        if spec is not None:
+            found.append(importlib.import_module(module))
+    return found
 
 
 _LOADED: dict[str, Protocol] = {}
@@ -91,6 +130,13 @@ def endpoint_of(path: str) -> str:
         if path.endswith(suffix):
             return name
     return "model" if "/v1/models/" in path else "other"
+
+
+def headers_for(path: str, api_key: str | None) -> dict[str, str]:
+    """The headers a request to this route carries for its protocol: the key where it goes (a bearer token on a
+    route no protocol serves)."""
+    protocol = protocol_for(endpoint_of(path))
+    return protocol.request_headers(api_key) if protocol is not None else bearer(api_key)
 
 
 def protocol_for(endpoint: str) -> Protocol | None:

@@ -15,12 +15,17 @@ from pathlib import Path
 
 from conformance.exchange import Exchange
 from conformance.inspect import assembled_json, inspect_exchange
+from conformance.protocols import load
 from conformance.secrets import forms
 
 CONTROLS = re.compile("[\x1b\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-# every path the suite sends: its own routes, and the cancel endpoint with the stream's id as one encoded segment
-CHOSEN = re.compile(r"(/v1)?(/models|/responses|/chat/completions|/chat/completions/(?!\.\.?/)[A-Za-z0-9%._~-]+/cancel)"
-                    r"|/health|/api/(chat|generate|tags|pull)")
+# every path the suite sends: each protocol's routes (from the registry; under /v1 or not) and /models, /health, and
+# the cancel endpoint with the stream's id as one encoded segment
+_ROUTES = [suffix for p in load().values() for suffix, _ in p.routes]
+_OPENAI = sorted((s for s in _ROUTES if not s.startswith("/api/")), key=lambda s: -len(s))
+_OLLAMA = sorted(s.removeprefix("/api/") for s in _ROUTES if s.startswith("/api/"))
+CHOSEN = re.compile(r"(/v1)?(/models|" + "|".join(map(re.escape, _OPENAI))
+                    + r"|/chat/completions/(?!\.\.?/)[A-Za-z0-9%._~-]+/cancel)|/health|/api/(" + "|".join(_OLLAMA) + ")")
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 
 

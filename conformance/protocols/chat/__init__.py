@@ -27,7 +27,8 @@ from conformance.protocols.chat.payloads import (
 NAME = "chat"
 
 PROTOCOL = Protocol(
-    name=NAME, routes=(("/chat/completions", "chat"),), framing="sse", streams_by_default=False,
+    name=NAME, summary="OpenAI Chat Completions streams on /v1/chat/completions",
+    routes=(("/chat/completions", "chat"),), framing="sse", streams_by_default=False,
     analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers,
 )
 

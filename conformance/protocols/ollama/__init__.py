@@ -52,7 +52,8 @@ def answers(data: str) -> bool:
 
 
 PROTOCOL = Protocol(
-    name=NAME, framing="ndjson", streams_by_default=True,
+    name=NAME, summary="Ollama's NDJSON on /api/chat and /api/generate",
+    framing="ndjson", streams_by_default=True,
     routes=(("/api/chat", "ollama-chat"), ("/api/generate", "ollama-generate"), ("/api/pull", "ollama-pull"),
             ("/api/tags", "ollama-tags")),
     analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers, openai=False,

@@ -13,7 +13,7 @@ from typing import Any
 
 from conformance.body import whole
 from conformance.protocols import Protocol
-from conformance.protocols.chat.watch import EventWatch
+from conformance.protocols.event_watch import EventWatch
 from conformance.protocols.responses.assembler import Answer, Assembler, Item, Violation, decode_and_assemble, from_response
 from conformance.protocols.responses.payloads import DONE, Event, answers, classify
 
@@ -66,7 +66,8 @@ def sniff(head: bytes) -> bool:
 
 
 PROTOCOL = Protocol(
-    name=NAME, routes=(("/responses", "responses"),), framing="sse", streams_by_default=False,
+    name=NAME, summary="the OpenAI Responses API's events on /v1/responses",
+    routes=(("/responses", "responses"),), framing="sse", streams_by_default=False,
     analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers,
     sniff=sniff, path="/v1/responses", client_view=client_view,
 )
