@@ -16,6 +16,7 @@ import click
 
 from conformance import __version__, protocols
 from conformance.errors import EXIT_CODES_HELP, ConformanceError, ExitCode
+from conformance.model.capabilities import CAPABILITIES
 from conformance.protocols import REGISTRY
 from conformance.untrusted import json_text, one_line, printable
 
@@ -139,10 +140,9 @@ def inspect(stream: Path, request: Path | None, headers: Path | None, path: str 
               "and stopped.")
 @click.option("--model", envvar="CONFORMANCE_MODEL", help="Model id (default: the first chat model GET /v1/models lists).")
 @click.option("--api-key", envvar=["CONFORMANCE_API_KEY", "OPENAI_API_KEY"],
-              help="Bearer token; never written to reports or printed.")
+              help="The API key (a bearer token; x-api-key on the Messages API); never written to reports or printed.")
 @click.option("--expect", "expect", envvar="CONFORMANCE_EXPECT",
-              help="Capabilities the server must have: tools, reasoning, structured, usage, ollama, cancel-endpoint, "
-              "request-id (comma-separated).")
+              help="Capabilities the server must have, comma-separated: " + ", ".join(CAPABILITIES) + ".")
 @click.option("--category", "categories", multiple=True, envvar="CONFORMANCE_CATEGORY",
               help="Only the rules of this category, and only the scenarios they need (repeatable).")
 @click.option("--rule", "rule_ids", multiple=True, envvar="CONFORMANCE_RULE",

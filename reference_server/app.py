@@ -224,6 +224,7 @@ class Server:
                     for delta in parser.feed(value):
                         yield "delta", delta
                     if parser.stopped:
+                        job.stop_sequence = parser.matched
                         job.stop("stop")
                 elif kind == "error":
                     ended = True

@@ -38,6 +38,7 @@ class Job:
     events: asyncio.Queue[tuple[str, Any]] | None = None
     stop_flag: threading.Event = field(default_factory=threading.Event)
     stop_reason: str = ""  # disconnect | cancelled | stop (a stop sequence)
+    stop_sequence: str | None = None  # the stop sequence that ended the output (the Messages API names it)
     request_id: str = ""
     cached: int = 0  # prompt tokens whose KV the engine reused (seed 001 prompt reuse), set before the first token
     ignore: set[str] = field(default_factory=set)  # stop reasons a faulty server ignores (self-test only)

@@ -37,6 +37,7 @@ class OutputParser:
     buf: str = ""
     calls: int = 0
     stopped: bool = False
+    matched: str | None = None  # the stop sequence that ended the output
     after_think: bool = False
     call_buf: str = ""
     call_started: bool = False
@@ -138,6 +139,7 @@ class OutputParser:
             hits = [text.find(s) for s in self.stop if s in text]
             if hits:
                 self.stopped = True
+                self.matched = min((text.find(s), s) for s in self.stop if s in text)[1]
                 cut = text[: min(hits)]
                 return [Delta("content", cut)] if cut else []
             if not final:

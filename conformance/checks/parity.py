@@ -23,11 +23,12 @@ KEEP = 4096  # characters of content and reasoning kept in the wire log's observ
 
 
 def view(a: Analysis) -> dict[str, Any]:
-    """What parity compares of a chat answer: the first choice's content, reasoning, tool calls (names and raw
-    arguments), finish reason and the usage totals."""
+    """What parity compares of an answer: (chat) the first choice's content, reasoning, tool calls (names and raw
+    arguments), finish reason and the usage totals; another protocol's, as its client view gives them."""
     from conformance.inspect import assembled_json
 
-    doc = assembled_json(a)
+    protocol = a.protocol
+    doc = protocol.client_view(a) if protocol is not None and protocol.client_view is not None else assembled_json(a)
     usage = doc.get("usage") if isinstance(doc.get("usage"), dict) else None
     return {
         "content": str(doc.get("content") or "")[:KEEP], "reasoning": str(doc.get("reasoning") or "")[:KEEP],

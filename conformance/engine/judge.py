@@ -84,7 +84,8 @@ def _probe(name: str, ex: Exchange, profile: str) -> tuple[bool, str]:
     if name == "reasoning":
         reasoning = any(c.reasoning for c in a.assembled.choices.values())
         return reasoning, "a reasoning channel" if reasoning else "no reasoning in the answer"
-    return True, f"answered {status}"
+    shown = a.protocol.shows(name, a) if a.protocol is not None and a.protocol.shows is not None else None
+    return shown if shown is not None else (True, f"answered {status}")
 
 
 def judge(outcome: Outcome, caps: dict[str, dict[str, Any]], settings: Settings,

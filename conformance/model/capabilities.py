@@ -27,6 +27,18 @@ CAPABILITY_TABLE: tuple[Capability, ...] = (
     Capability("responses", "responses-stream", "RSP-021"),  # the OpenAI Responses API (Ollama, LM Studio, vLLM...)
     Capability("responses-state", "responses-chain", "RSP-027"),  # previous_response_id (Ollama's is stateless)
 )
+
+
+def _protocol_capabilities() -> tuple[Capability, ...]:
+    """The capabilities a protocol package brings (``conformance/protocols/<name>/capabilities.py``: CAPABILITIES,
+    rows of (name, probe scenario, rule)), found by the registry."""
+    from conformance.protocols import brought
+
+    return tuple(Capability(*row) for module in brought("conformance.protocols.{name}.capabilities")
+                 for row in module.CAPABILITIES)
+
+
+CAPABILITY_TABLE += _protocol_capabilities()
 CAPABILITIES = tuple(c.name for c in CAPABILITY_TABLE)
 CAPABILITY_SCENARIOS = {c.name: c.probe for c in CAPABILITY_TABLE}
 CAPABILITY_RULES = {c.name: c.rule for c in CAPABILITY_TABLE}

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 # The registry: one line per protocol (its package under conformance.protocols).
-REGISTRY = ("chat", "ollama", "responses")
+REGISTRY = ("chat", "ollama", "responses", "messages")
 DEFAULT_SSE = "chat"  # how an event stream off every protocol's routes is waited on
 
 # What one exchange is judged on: a protocol's event stream whole (the streaming judge keeps no event, issue 25);
@@ -68,6 +68,9 @@ class Protocol:
     # the headers every request of this protocol carries, given the run's API key (None: no key): where the key
     # goes (a bearer token unless the protocol says otherwise) and any version header the protocol requires
     headers: Callable[[str | None], dict[str, str]] | None = None
+    # whether a successful answer to a capability's probe shows the capability ((supported, evidence)), for the
+    # capabilities whose evidence is in the answer (None: answered is supported)
+    shows: Callable[[str, Any], tuple[bool, str] | None] | None = None
 
     def request_headers(self, api_key: str | None) -> dict[str, str]:
         if self.headers is not None:
