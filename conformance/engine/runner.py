@@ -195,7 +195,8 @@ class Runner:
                             observations=Observations(aborted=RUN_TIMEOUT, error=self.stopped))
         start = time.monotonic()
         ex = self._record(req, limits)
-        self._count_silence(ex)
+        if req.abandon is None and req.hold is None:  # a burst's queued requests are left by design, not by a limit
+            self._count_silence(ex)
         tries, waited = 0, 0.0
         while (wait := retry_after(ex)) is not None and req.hold is None:
             # the request and its retries share one time limit, T (--timeout's total): the run's bound holds

@@ -10,14 +10,14 @@ from conformance.pytest_plugin import ConformanceState, rule_verdict
 from conformance.rules import RULES
 
 
-def rule_test(category: str) -> Callable[[str, ConformanceState], None]:
-    """A test parametrized over the rules of ``category``; each judges its rule across all scenarios."""
+def rule_test(*categories: str) -> Callable[[str, ConformanceState], None]:
+    """A test parametrized over the rules of ``categories``; each judges its rule across all scenarios."""
     params = [pytest.param(r.id, id=r.id, marks=pytest.mark.conformance_rule(r.id))
-              for r in RULES if r.category == category]
+              for r in RULES if r.category in categories]
 
     @pytest.mark.parametrize("rule_id", params)
     def test_rule(rule_id: str, conformance_state: ConformanceState) -> None:
         rule_verdict(conformance_state, rule_id)
 
-    test_rule.__doc__ = f"Every {category} rule, judged across every scenario of the live run."
+    test_rule.__doc__ = f"Every {', '.join(categories)} rule, judged across every scenario of the live run."
     return test_rule

@@ -366,3 +366,27 @@ def test_a_body_the_server_stopped_reading_under_the_runs_load_is_sent_again_alo
     ex = Runner(build_settings(base_url=server.base_url, timeout=20, workers=1)).send(big, limits)  # alone: it stands
     server.sock.close()
     assert ex.observations.aborted == "send timeout" and server.connections == 1
+
+
+def test_a_bursts_queued_requests_do_not_count_toward_the_limit_streak() -> None:
+    """Three requests in a row cut at a limit stop the run (issue 44); a burst's queued requests, which wait for a
+    slot and are left by design, are not in that streak. Against transformers serve (one slot) the queue-full
+    burst's queued streams, cut at the idle timeout, stopped the run before the overflow scenarios."""
+    def queued(conn: socket.socket, req: Req) -> None:  # the stream's head at once, its events never
+        if not req.path.endswith("/chat/completions"):
+            return answer(conn, req)
+        conn.sendall(sse_head())
+        time.sleep(10)
+
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+    limits = Limits(connect=2, first_byte=1, idle=0.5, total=1)
+    with HostileServer(queued) as server:
+        burst = Runner(build_settings(base_url=server.base_url, timeout=10))
+        for _ in range(4):
+            ex = burst.send(Request(body=body, abandon=threading.Event()), limits)
+            assert ex.observations.aborted == "idle timeout", ex.observations
+        assert burst.stopped is None
+        plain = Runner(build_settings(base_url=server.base_url, timeout=10))
+        for _ in range(3):
+            plain.send(Request(body=body), limits)
+        assert plain.stopped is not None and "3 requests in a row were cut at a limit" in plain.stopped
