@@ -30,7 +30,7 @@ from tests.hostile.servers import GIB, SERVERS, HostileServer, bomb, inflating  
 KEY = "sk-proj-Hostile0Echo1Key2Secret3"
 DISCOVERED = frozenset({"surrogates", "control-characters", "key-forms", "many-models"})  # run without --model
 STOPS_ANSWERING = frozenset({"slowloris", "silent"})
-SHOWN = {  # how the README's table names each server
+SHOWN = {  # how the benchmark's table (docs/concepts/bounds.md) names each server
     "endless": "endless body on every path, `/health` too", "giant-line": "one endless data line",
     "slowloris": "slowloris (the head, a byte every 0.5 s)", "dribbling-health": "`/health` dribbling a byte a second",
     "reset": "TCP reset on chat", "silent": "silent accept on chat", "sluggish": "a second before each chat answer",

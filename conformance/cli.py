@@ -481,7 +481,7 @@ def compare(results: tuple[Path, ...], out: Path) -> None:
               show_default=True, help="Where selftest.md is written.")
 @click.option("--markdown", "as_markdown", is_flag=True, help="Print the table as Markdown.")
 @click.option("--readme", type=click.Path(path_type=Path, dir_okay=False),
-              help="Rewrite the table between the selftest markers of this README.")
+              help="Rewrite the table between the selftest markers of this Markdown file.")
 def selftest(defects: tuple[str, ...], report_dir: Path, as_markdown: bool, readme: Path | None) -> None:
     """Run the suite against deliberately broken servers; exit 1 if a defect slips through."""
     import importlib.util

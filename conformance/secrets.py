@@ -13,7 +13,7 @@ A key is recognised in every form the suite itself decodes:
   stream, the frames of an NDJSON stream or a JSON body; the bytes each character of the echo came
   from are masked.
 
-Not recognised (the honest limit, stated in the README): forms the suite never decodes, such as
+Not recognised (the honest limit, stated in docs/concepts/bounds.md): forms the suite never decodes, such as
 base64, reversed or interleaved text, or a key split across two different fields.
 """
 

@@ -94,7 +94,7 @@ def run_selftest(names: list[str] | None = None, log: Callable[[Row], None] | No
 
 
 def markdown(rows: list[Row]) -> str:
-    """The self-test table for the README."""
+    """The self-test table (reports/selftest/selftest.md, the docs site's self-test page)."""
     defects = [r for r in rows if not r.legal]
     legal = [r for r in rows if r.legal]
     caught = sum(r.ok for r in defects)
@@ -123,5 +123,5 @@ def replace_section(text: str, table: str) -> str:
     head, sep, rest = text.partition(BEGIN)
     _, sep2, tail = rest.partition(END)
     if not sep or not sep2:
-        raise ValueError("the README has no selftest markers")
+        raise ValueError("the file has no selftest markers")
     return f"{head}{BEGIN}\n{table}{END}{tail}"

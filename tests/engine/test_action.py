@@ -83,7 +83,7 @@ def test_the_recipe_pins_the_released_version() -> None:
     version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
     recipe = (ROOT / "docs" / "ci" / "github-workflow.yml").read_text(encoding="utf-8")
     assert re.findall(r"chat-conformance@(v[\w.]+)", recipe) == [f"v{version}"]
-    steps = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8").split("## Releasing", 1)[1].split("\n## ", 1)[0]
+    steps = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8").split("## Releasing", 1)[1].split("\n## ", 1)[0]
     assert "git tag -a vX.Y.Z" in steps and "git push origin vX.Y.Z" in steps
 
 
