@@ -145,6 +145,9 @@ def inspect(stream: Path, request: Path | None, headers: Path | None, path: str 
               help="Capabilities the server must have, comma-separated: " + ", ".join(CAPABILITIES) + ".")
 @click.option("--category", "categories", multiple=True, envvar="CONFORMANCE_CATEGORY",
               help="Only the rules of this category, and only the scenarios they need (repeatable).")
+@click.option("--protocol", "protocol_names", multiple=True, envvar="CONFORMANCE_PROTOCOL",
+              type=click.Choice(REGISTRY),
+              help="Only the rules of this protocol's categories, and only the scenarios they need (repeatable).")
 @click.option("--rule", "rule_ids", multiple=True, envvar="CONFORMANCE_RULE",
               help="Only this rule id, and only the scenarios it needs (repeatable).")
 @click.option("--scenario", "scenarios", multiple=True, envvar="CONFORMANCE_SCENARIO",
@@ -201,7 +204,7 @@ def inspect(stream: Path, request: Path | None, headers: Path | None, path: str 
 def run(ctx: click.Context, /, verbose: bool, show_config: bool, config_file: str | None, client_names: str | None,
         **options: Any) -> None:
     """Run the live suite against a server (or the bundled reference server), with progress as it goes."""
-    from conformance.settings import build_settings, load_config, show
+    from conformance.settings import build_settings, load_config, protocol_categories, show
 
     chosen = _client_names(client_names)
 
@@ -209,7 +212,8 @@ def run(ctx: click.Context, /, verbose: bool, show_config: bool, config_file: st
              "scenarios": "scenario", "report_dir": "report-dir", "run_timeout": "run-timeout", "headers": "header",
              "exclude_rules": "exclude-rule", "exclude_categories": "exclude-category",
              "exclude_scenarios": "exclude-scenario", "ca_bundle": "ca-bundle", "report_format": "report-format",
-             "junit_xml": "junit-xml", "results_json": "results-json", "max_body": "max-body"}
+             "junit_xml": "junit-xml", "results_json": "results-json", "max_body": "max-body",
+             "protocol_names": "protocol"}
     given: dict[str, Any] = {names.get(k, k): list(v) if isinstance(v, tuple) else v for k, v in options.items()}
     try:
         config, source = load_config(path=config_file)
@@ -219,7 +223,8 @@ def run(ctx: click.Context, /, verbose: bool, show_config: bool, config_file: st
                 given[key] = config[key]
         settings = build_settings(base_url=given["base-url"], api_key=given["api-key"], model=given["model"],
                                   profile=given["profile"], expect=given["expect"], rules=given["rule"],
-                                  categories=given["category"], scenarios=given["scenario"], strict=given["strict"],
+                                  categories=[*(given["category"] or ()), *protocol_categories(given["protocol"])],
+                                  scenarios=given["scenario"], strict=given["strict"],
                                   baseline=given["baseline"], report_dir=given["report-dir"],
                                   timeout=given["timeout"], workers=given["workers"],
                                   run_timeout=given["run-timeout"], headers=given["header"],

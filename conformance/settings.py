@@ -170,6 +170,20 @@ def select_rules(rules: list[str], categories: list[str], exclude_rules: list[st
     return left
 
 
+def protocol_categories(names: Any) -> list[str]:
+    """The categories ``--protocol`` chooses: those of the rules that apply to the named protocols alone."""
+    from conformance.protocols import REGISTRY
+    from conformance.rules import RULES
+
+    if not names:
+        return []
+    chosen = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+    unknown = [n for n in chosen if n not in REGISTRY]
+    if unknown:
+        raise ConfigError(f"unknown protocol {unknown[0]!r}; choose from {', '.join(REGISTRY)}")
+    return sorted({r.category for r in RULES if r.protocol in chosen and r.category != "fuzz"})
+
+
 def _select(rules: list[str], categories: list[str]) -> frozenset[str] | None:
     from conformance.rules import CATEGORIES, RULES, RULES_BY_ID
 
@@ -319,7 +333,7 @@ def _report_paths(paths: dict[str, Any]) -> tuple[tuple[str, Path], ...]:
     return tuple(out)
 
 
-CONFIG_KEYS = ("base-url", "api-key", "model", "profile", "expect", "category", "rule", "scenario", "strict",
+CONFIG_KEYS = ("base-url", "api-key", "model", "profile", "expect", "category", "protocol", "rule", "scenario", "strict",
                "baseline", "report-dir", "timeout", "workers", "run-timeout", "header", "exclude-rule",
                "exclude-category", "exclude-scenario", "exitfirst", "label", "wait", "insecure", "ca-bundle",
                "report-format", "junit-xml", "results-json", "markdown", "html", "max-body")
@@ -398,7 +412,7 @@ def _expand(value: Any, path: Path) -> Any:
     return VARIABLE.sub(one, value)
 
 
-LIST_KEYS = ("category", "rule", "scenario", "expect", "header", "exclude-rule", "exclude-category",
+LIST_KEYS = ("category", "protocol", "rule", "scenario", "expect", "header", "exclude-rule", "exclude-category",
              "exclude-scenario", "report-format")
 
 

@@ -33,13 +33,17 @@ def verdicts(report: Path) -> dict[str, set[str]]:
 
 
 def test_the_reference_server_passes_every_messages_rule(tmp_path: Path) -> None:
-    run = conformance("run", "--category", "messages", "--api-key", "sk-ant-conformance-live-key", "--expect",
+    """`--protocol messages` runs the Messages scenarios (and the probes and baselines they need), no other's."""
+    run = conformance("run", "--protocol", "messages", "--api-key", "sk-ant-conformance-live-key", "--expect",
                       "messages,messages-count-tokens", "--report-dir", str(tmp_path))
     assert run.returncode == 0, run.stdout[-3000:]
     seen = verdicts(tmp_path)
     shown = [f"MSG-{n:03d}" for n in range(1, 33) if n not in (29,)]  # thinking: the model may not think
     assert [r for r in shown if seen.get(r) != {"passed"}] == []
     assert "messages yes" in run.stdout and "messages-count-tokens yes" in run.stdout
+    names = [s["name"] for s in json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["scenarios"]]
+    assert sum(n.startswith("messages-") for n in names) >= 20, names
+    assert not [n for n in names if n.startswith(("responses-", "tools-", "ollama-", "error-"))], names
     assert "sk-ant-conformance-live-key" not in "".join(p.read_text(errors="replace") for p in tmp_path.rglob("*")
                                                         if p.is_file())
 
