@@ -32,7 +32,7 @@ from conformance.body import HOLD_BYTES, Spool
 from conformance.exchange import Exchange
 from conformance.model import Intent
 from conformance.model.observations import Observations
-from conformance.protocols import headers_for
+from conformance.protocols import answers_for, headers_for
 from conformance.secrets import Scrubber
 from conformance.untrusted import path_segment
 from conformance.wire.errors import WireError
@@ -374,6 +374,10 @@ class _Watch:
         self.decoder = SSEDecoder() if wanted else None
         self.partial: int | None = None  # once the decoder is let go: the bytes of the line not ended yet
         self.seen = 0
+        # under a refusal or answer deadline, the event that shows the generation under way or over (the protocol's
+        # `answers`): a role-only chunk sent before the prefill is no answer, so a server that sends one and then
+        # prefills a prompt beyond its context is cut at the deadline, not waited for (issue 44)
+        self.answers = answers_for(req.path) if not clock.answered else None
 
     def feed(self, piece: bytes, limits: Limits) -> bool:
         """True when the scenario has seen what it came for and leaves the stream."""
@@ -389,10 +393,11 @@ class _Watch:
             raise _Abort("line cap") from None
         req = self.req
         if events:
-            self.clock.answered = True
+            if not self.clock.answered and (self.answers is None or any(self.answers(e.data) for e in events)):
+                self.clock.answered = True
             if req.first_event is not None:
                 req.first_event.set()
-            if req.stop_after_events is None and req.first_event is None:
+            if req.stop_after_events is None and req.first_event is None and self.clock.answered:
                 # answered, and nothing else is waited for: the rest is not decoded twice (the judge decodes it),
                 # only its lines' lengths followed for the line cap (a line ended in this piece: an event came)
                 self.decoder = None

@@ -18,7 +18,7 @@ from conformance.engine.runner import Runner
 from conformance.exchange import Exchange
 from conformance.servers import ServerProcess
 from conformance.settings import build_settings
-from tests.hostile.servers import HostileServer, Req, answer, send, sse_head
+from tests.hostile.servers import HostileServer, Req, answer, chunk, send, sse_head
 
 
 def refusal(status: int, error: dict[str, object], request: dict[str, object]) -> Exchange:
@@ -311,6 +311,32 @@ def test_a_refusal_late_under_the_runs_load_is_timed_again_alone(monkeypatch: py
     with HostileServer(_slow_refusal_once(seen)) as server:  # nothing else was in flight: it stands
         ex = Runner(build_settings(base_url=server.base_url, timeout=20, workers=1)).send(bad)
     assert ex.observations.aborted == "refusal deadline" and seen["bad"] == 1
+
+
+def _role_then_prefill(conn: socket.socket, req: Req) -> None:
+    """Bad input worked on: 200 and a role-only chunk at once, as transformers serve sends one before its prefill,
+    then the prefill (nothing more for 30 s)."""
+    if req.path.endswith("/chat/completions") and req.json() is None:
+        conn.sendall(sse_head() + chunk({"role": "assistant", "content": ""}))
+        time.sleep(30)
+        return
+    answer(conn, req)
+
+
+def test_a_role_only_chunk_is_no_answer_under_the_refusal_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 44: the refusal deadline waits for an event that shows the generation under way (the protocol's
+    `answers`), not any event: a server that sends a role-only chunk and then prefills is cut at the deadline."""
+    from conformance import settings
+    from conformance.model import Intent
+
+    monkeypatch.setattr(settings, "REFUSAL_S", 1.0)  # the refusal deadline, 10 s in a run
+    bad = Request(content=b"{", intent=Intent.MALFORMED_JSON, headers={"Content-Type": "application/json"})
+    with HostileServer(_role_then_prefill) as server:
+        started = time.monotonic()
+        ex = Runner(build_settings(base_url=server.base_url, timeout=20, workers=1)).send(bad)
+        elapsed = time.monotonic() - started
+    assert ex.status == 200 and ex.observations.aborted == "refusal deadline", ex.observations
+    assert elapsed < 5, elapsed
 
 
 class _UnreadOnce:
