@@ -198,7 +198,9 @@ class Runner:
         if req.abandon is None and req.hold is None:  # a burst's queued requests are left by design, not by a limit
             self._count_silence(ex)
         tries, waited = 0, 0.0
-        while (wait := retry_after(ex)) is not None and req.hold is None:
+        unsaid = False  # a 429 that did not say when to come back: backed off as the SDKs do
+        while (wait := retry_after(ex, tries)) is not None and req.hold is None:
+            unsaid = unsaid or ex.header("retry-after") is None
             # the request and its retries share one time limit, T (--timeout's total): the run's bound holds
             budget = max(limits.total, self.settings.limits.total) - (time.monotonic() - start) - wait
             left = min(limits.total, budget)
@@ -213,7 +215,8 @@ class Runner:
         if tries:
             times = "once" if tries == 1 else f"{tries} times"
             ex = replace(ex, observations=ex.observations.with_(
-                retried=f"429 with Retry-After: waited {waited:g} s and sent again {times}"))
+                retried=f"429 {'without Retry-After (backed off as the SDKs do)' if unsaid else 'with Retry-After'}: "
+                        f"waited {waited:g} s and sent again {times}"))
         if (ex.observations.aborted in LOST and req.hold is None and req.retry_lost) or self.cut_short(req, ex) \
                 or (ex.observations.aborted in BUSY and req.hold is None and self.gate.overlapped()):
             # a refusal deadline missed, or a request body the server stopped reading, while the suite's other
@@ -523,11 +526,20 @@ RETRY_AFTER_CAP_S = 10.0  # a longer wait is not waited out: the 429 stands
 MIN_RETRY_S = 5.0  # what must be left of the request's time limit after the wait to send it again
 
 
-def retry_after(ex: Exchange) -> float | None:
-    """The seconds a 429 asks the client to wait (Retry-After in seconds, RFC 9110 §10.2.3), if at most the cap."""
+BACKOFF_S = (1.0, 2.0, 4.0, 8.0)  # a 429 without Retry-After: the waits before each new try, the last one repeated
+
+
+def retry_after(ex: Exchange, tries: int = 0) -> float | None:
+    """The seconds a 429 asks the client to wait (Retry-After in seconds, RFC 9110 §10.2.3), if at most the cap. A
+    429 without Retry-After (the LiteLLM proxy's /v1/messages in its cooldown) is backed off as the OpenAI and
+    Anthropic SDKs back off a 429 (a delay doubling to 8 s; openai-python and anthropic-sdk-python `_calculate_retry_
+    timeout`): a client retries it, so it is no verdict on the request while the time limit allows another try."""
     if ex.status != 429:
         return None
-    value = (ex.header("retry-after") or "").strip()
+    header = ex.header("retry-after")
+    if header is None:
+        return BACKOFF_S[min(tries, len(BACKOFF_S) - 1)]
+    value = header.strip()
     try:
         seconds = float(value)
     except ValueError:

@@ -120,6 +120,31 @@ def test_a_429_with_retry_after_is_waited_out_and_reported() -> None:
     assert ex.observations.retried == "429 with Retry-After: waited 1 s and sent again once"
 
 
+def test_a_429_without_retry_after_is_backed_off_as_the_sdks_do() -> None:
+    """The LiteLLM proxy's /v1/messages answers its cooldown with 429 and no Retry-After; its capability probe was
+    reported unsupported on that 429. The SDKs retry it with a doubling delay, and so does the suite now."""
+    seen = {"messages": 0}
+
+    def cooldown(conn: socket.socket, req: Req) -> None:
+        if req.path.endswith("/messages"):
+            seen["messages"] += 1
+            if seen["messages"] <= 2:
+                send(conn, 429, {"Content-Type": "application/json"},
+                     b'{"type":"error","error":{"type":"rate_limit_error","message":"Try again in 5 seconds"}}')
+                return
+            send(conn, 200, {"Content-Type": "application/json"}, b'{"type": "message"}')
+            return
+        answer(conn, req)
+
+    body = {"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
+    with HostileServer(cooldown) as server:
+        runner = Runner(build_settings(base_url=server.base_url, timeout=30))
+        ex = runner.send(Request(body=body, path="/v1/messages"))
+    assert ex.status == 200 and seen["messages"] == 3
+    assert ex.observations.retried == "429 without Retry-After (backed off as the SDKs do): waited 3 s and sent again " \
+        "2 times"
+
+
 def test_a_cooldown_that_goes_on_is_waited_out_while_the_time_limit_allows() -> None:
     seen = {"chat": 0}
 
