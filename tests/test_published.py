@@ -44,8 +44,12 @@ def test_the_published_page_states_version_verdict_rules_and_wall_time(folder: P
 
 @pytest.mark.parametrize("folder", PEERS, ids=lambda p: p.name)
 def test_its_two_runs_agreed_and_its_fixtures_are_recorded(folder: Path) -> None:
+    """The two runs agreed on every gating verdict; an advisory rule may differ between them (ERR-018, a burst's
+    queue wait, is a timing), and the published line names it."""
+    from conformance.rules import RULES_BY_ID
+
     runs = json.loads((folder / "RUNS.json").read_text(encoding="utf-8"))
-    assert runs["same_verdicts"], runs["differ"]
+    assert runs["same_verdicts"] or all(RULES_BY_ID[r].level == "advisory" for r in runs["differ"]), runs["differ"]
     recorded = ROOT / "fixtures" / folder.name
     assert len(list(recorded.glob("*.json"))) >= 40
 
