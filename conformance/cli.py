@@ -204,7 +204,7 @@ def inspect(stream: Path, request: Path | None, headers: Path | None, path: str 
 def run(ctx: click.Context, /, verbose: bool, show_config: bool, config_file: str | None, client_names: str | None,
         **options: Any) -> None:
     """Run the live suite against a server (or the bundled reference server), with progress as it goes."""
-    from conformance.settings import build_settings, load_config, protocol_categories, show
+    from conformance.settings import build_settings, load_config, show
 
     chosen = _client_names(client_names)
 
@@ -223,7 +223,7 @@ def run(ctx: click.Context, /, verbose: bool, show_config: bool, config_file: st
                 given[key] = config[key]
         settings = build_settings(base_url=given["base-url"], api_key=given["api-key"], model=given["model"],
                                   profile=given["profile"], expect=given["expect"], rules=given["rule"],
-                                  categories=[*(given["category"] or ()), *protocol_categories(given["protocol"])],
+                                  categories=given["category"], protocols=given["protocol"],
                                   scenarios=given["scenario"], strict=given["strict"],
                                   baseline=given["baseline"], report_dir=given["report-dir"],
                                   timeout=given["timeout"], workers=given["workers"],

@@ -393,7 +393,7 @@ class _Watch:
             raise _Abort("line cap") from None
         req = self.req
         if events:
-            if not self.clock.answered and (self.answers is None or any(self.answers(e.data) for e in events)):
+            if self.answers is not None and not self.clock.answered and any(self.answers(e.data) for e in events):
                 self.clock.answered = True
             if req.first_event is not None:
                 req.first_event.set()

@@ -175,9 +175,7 @@ def protocol_categories(names: Any) -> list[str]:
     from conformance.protocols import REGISTRY
     from conformance.rules import RULES
 
-    if not names:
-        return []
-    chosen = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+    chosen = _split(names)
     unknown = [n for n in chosen if n not in REGISTRY]
     if unknown:
         raise ConfigError(f"unknown protocol {unknown[0]!r}; choose from {', '.join(REGISTRY)}")
@@ -216,6 +214,7 @@ def check_writable(directory: Path) -> Path:
 
 def build_settings(*, base_url: str | None = None, api_key: str | None = None, model: str | None = None,
                    profile: str | None = None, expect: Any = None, rules: Any = None, categories: Any = None,
+                   protocols: Any = None,
                    scenarios: Any = None, strict: bool = False, baseline: str | Path | None = None,
                    report_dir: str | Path | None = None, timeout: Any = None, workers: Any = None,
                    wire_log: bool = True, run_timeout: Any = None, headers: Any = None, exclude_rules: Any = None,
@@ -260,7 +259,7 @@ def build_settings(*, base_url: str | None = None, api_key: str | None = None, m
                      max_bytes=parse_size(max_body) if max_body not in (None, "") else DEFAULT_MAX_BYTES)
     return Settings(base_url=url, api_key=api_key or None, model=model or None, profile=prof,
                     expect=frozenset(caps),
-                    rules=select_rules(_split(rules), _split(categories), _split(exclude_rules),
+                    rules=select_rules(_split(rules), _split(categories) + protocol_categories(protocols), _split(exclude_rules),
                                        _split(exclude_categories)),
                     scenarios=frozenset(chosen) or None, strict=bool(strict), baseline=base, known_failures=known,
                     report_dir=out, timeout=seconds,
