@@ -113,8 +113,11 @@ def environment(client: Client, root: Path, install: bool = True, timeout: float
             raise NotInstalled(f"not installed in {home} (run without --no-install to install it)")
         try:
             venv.EnvBuilder(with_pip=True, clear=True).create(home)
-            proc = subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                                   *client.packages], capture_output=True, timeout=timeout, check=False)
+            # --no-compile: the adapter imports a few modules of a large package (litellm's install took 61 s with
+            # every .pyc written, 35 s without)
+            proc = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-compile",
+                                   "--disable-pip-version-check", *client.packages], capture_output=True,
+                                  timeout=timeout, check=False)
         except (OSError, subprocess.SubprocessError) as exc:
             raise NotInstalled(f"cannot create its environment in {home}: {exc}") from None
         if proc.returncode != 0:

@@ -25,8 +25,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     wheel = next(work.glob("chat_conformance-*.whl"))
     subprocess.run([sys.executable, "-m", "venv", str(work / "venv")], check=True, timeout=300)
     pip = work / "venv" / "bin" / "pip"
-    subprocess.run([str(pip), "install", "--quiet", f"{wheel}[clients]"], check=True, capture_output=True,
-                   timeout=900)
+    subprocess.run([str(pip), "install", "--quiet", "--no-compile", f"{wheel}[clients]"], check=True,
+                   capture_output=True, timeout=900)
     yield work / "venv" / "bin"
 
 
