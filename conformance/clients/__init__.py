@@ -55,7 +55,7 @@ class Client:
     packages: tuple[str, ...]  # pinned requirements (python: name==version; node: name@version, locked in lock_dir)
     adapter: str  # the adapter's file under adapters/ (node: under adapters/node/)
     args: tuple[str, ...] = ()
-    protocol: str = "chat"  # chat | ollama | responses: which recorded exchanges it reads
+    protocol: str = "chat"  # chat | ollama | responses | messages: which recorded exchanges it reads
     # exceptions the client raises by design on answers that are legal: its own limits, whatever the server
     raises_by_design: tuple[str, ...] = ()
     lock_dir: str = ""  # node: the folder under adapters/node/ whose package.json and package-lock.json it installs
@@ -85,6 +85,17 @@ CLIENTS: dict[str, Client] = {c.name: c for c in (
            "openai_node.mjs", ("stream",), lock_dir="openai-node"),
     Client("openai-node-responses", "openai (Node) responses.stream() finalResponse()", "node", ("openai@6.30.1",),
            "openai_node.mjs", ("responses",), protocol="responses", lock_dir="openai-node"),
+    # Anthropic's SDKs: messages.stream() with the message they accumulate, and create(stream=True) read raw
+    Client("anthropic-python", "anthropic (Python) messages.stream() get_final_message()", "python",
+           ("anthropic==2.17.0",), "anthropic_python.py", ("stream",), protocol="messages"),
+    Client("anthropic-python-create", "anthropic (Python) messages.create(stream=True)", "python",
+           ("anthropic==2.17.0",), "anthropic_python.py", ("create",), protocol="messages"),
+    Client("anthropic-node", "@anthropic-ai/sdk (Node) messages.stream() finalMessage()", "node",
+           ("@anthropic-ai/sdk@1.17.0",), "anthropic_node.mjs", ("stream",), protocol="messages",
+           lock_dir="anthropic-node"),
+    Client("anthropic-node-create", "@anthropic-ai/sdk (Node) messages.create({stream: true})", "node",
+           ("@anthropic-ai/sdk@1.17.0",), "anthropic_node.mjs", ("create",), protocol="messages",
+           lock_dir="anthropic-node"),
     Client("vercel-ai", "Vercel AI SDK streamText + @ai-sdk/openai-compatible", "node",
            ("ai@6.0.333", "@ai-sdk/openai-compatible@2.0.92", "zod@4.1.12"), "vercel_ai.mjs", lock_dir="vercel-ai"),
 )}
@@ -282,6 +293,7 @@ def _batch(command: list[str], server: Any, fixtures: list[Any], timeout: float)
     server.wrong_paths.clear()
     server.wrong_at.clear()
     env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "replay", "OLLAMA_HOST": server.host_url,
+           "ANTHROPIC_BASE_URL": server.host_url, "ANTHROPIC_API_KEY": "replay",
            "CONFORMANCE_REPLAY_COUNT": str(len(fixtures)),
            "CONFORMANCE_REPLAY_PATHS": ",".join(served_path(fx) for fx in fixtures)}
     try:

@@ -108,7 +108,8 @@ class _Runner:
         self.server.fixture = fx
         self.server.wrong_paths.clear()
         env = {**os.environ, "OPENAI_BASE_URL": self.server.base_url, "OPENAI_API_KEY": "replay",
-               "OLLAMA_HOST": self.server.host_url, "CONFORMANCE_REPLAY_PATH": served_path(fx)}
+               "OLLAMA_HOST": self.server.host_url, "ANTHROPIC_BASE_URL": self.server.host_url,
+               "ANTHROPIC_API_KEY": "replay", "CONFORMANCE_REPLAY_PATH": served_path(fx)}
         try:
             proc = subprocess.run(self.command, env=env, capture_output=True, timeout=self.timeout,
                                   check=False, stdin=subprocess.DEVNULL)

@@ -264,3 +264,39 @@ def test_a_malformed_ndjson_line_breaks_the_ollama_library(tmp_path: Path, clien
     v = run_clients(run, ["ollama-python"], clients_dir, chunkings=("whole",))[0]
     assert v.verdict == "breaks", v.to_json()
     assert v.reason.startswith("ollama-chat (fails ")
+
+
+ANTHROPIC = ("anthropic-python", "anthropic-python-create", "anthropic-node", "anthropic-node-create")
+
+
+@NODE
+def test_the_reference_run_works_with_the_anthropic_sdks(tmp_path: Path, clients_dir: Path) -> None:
+    """Both SDKs, both calls (the accumulated message and the raw events), on every streamed Messages exchange of the
+    reference run (text, blocks, caps, stop sequences, tool_use by every tool_choice, tool results, errors)."""
+    run = _run_copy(tmp_path)
+    verdicts = run_clients(run, list(ANTHROPIC), clients_dir, chunkings=("recorded",))
+    messages = streamed_exchanges(run, "messages")
+    assert len(messages) > 10
+    for v in verdicts:
+        assert v.verdict == "works" and v.checked == len(messages), v.to_json()
+    assert [v.version for v in verdicts] == ["anthropic 2.17.0 (stream)", "anthropic 2.17.0 (create)",
+                                             "@anthropic-ai/sdk 1.17.0 (stream)", "@anthropic-ai/sdk 1.17.0 (create)"]
+    calls = [r.got["tool_calls"] for r in verdicts[0].results if r.scenario == "messages-tools-any"]
+    assert calls and calls[0] and json.loads(calls[0][0]["arguments"]) is not None  # the joined input, parsed
+
+
+@NODE
+def test_events_without_an_event_line_break_both_anthropic_sdks(tmp_path: Path, clients_dir: Path) -> None:
+    """MSG-005: the SDKs dispatch on the SSE event name (anthropic's _streaming.py, the Node SDK's streaming.ts) and
+    drop an event that has none: of a stream of data lines only, the Python helper has no message to return (an
+    AssertionError from get_final_message), the Node raw iterator ends with nothing."""
+    run = _run_copy(tmp_path)
+    body = _body(run, "messages-stream")
+    body.write_bytes(b"\n".join(ln for ln in body.read_bytes().split(b"\n") if not ln.startswith(b"event:")))
+    verdicts = run_clients(run, ["anthropic-python", "anthropic-node-create"], clients_dir, chunkings=("whole",))
+    for v in verdicts:
+        assert v.verdict == "breaks", v.to_json()
+        assert v.reason.startswith("messages-stream (fails ") and "MSG-005" in v.reason, v.reason
+        assert v.reproducer is not None and "--protocol messages" in v.reproducer["command"]
+    assert "raised AssertionError" in verdicts[0].reason, verdicts[0].reason
+    assert "content: got ''" in verdicts[1].reason or "content: got None" in verdicts[1].reason, verdicts[1].reason

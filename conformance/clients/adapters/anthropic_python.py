@@ -1,0 +1,106 @@
+"""The anthropic Python SDK against the replay server, as its users call it. Standalone (stdlib and anthropic only): it
+runs in the client's own environment, the base URL and key from ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY as the SDK
+reads them. ``stream`` runs ``messages.stream()`` and reads ``get_final_message()``, the message the SDK accumulated
+from the events; ``create`` iterates ``messages.create(stream=True)`` and assembles the raw events as the SDK's
+streaming documentation shows. Prints one JSON object per request: what the user ends up with."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from _replay import blank, serve
+
+REQUEST: dict[str, Any] = {"model": "replay", "max_tokens": 256, "messages": [{"role": "user", "content": "Hi"}]}
+
+
+def _usage(usage: Any) -> dict[str, Any] | None:
+    if usage is None:
+        return None
+    prompt, completion = getattr(usage, "input_tokens", None), getattr(usage, "output_tokens", None)
+    total = prompt + completion if isinstance(prompt, int) and isinstance(completion, int) else None
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": total}
+
+
+def _final(out: dict[str, Any], message: Any) -> None:
+    """The accumulated message's blocks, stop_reason and usage, read as a user reads them."""
+    for block in message.content or []:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            out["content"] += block.text or ""
+        elif kind == "thinking":
+            out["reasoning"] += block.thinking or ""
+        elif kind == "tool_use":
+            out["tool_calls"].append({"id": block.id, "name": block.name, "arguments": json.dumps(block.input)})
+    out["finish_reason"] = message.stop_reason
+    out["usage"] = _usage(message.usage)
+
+
+def _raw(out: dict[str, Any], client: Any) -> None:
+    """create(stream=True): the events, assembled by index (text and thinking deltas appended, input_json_delta
+    pieces joined and parsed at content_block_stop)."""
+    blocks: dict[int, dict[str, Any]] = {}
+    usage: dict[str, Any] = {}
+    for event in client.messages.create(stream=True, **REQUEST):
+        if event.type == "message_start":
+            usage = {"input_tokens": event.message.usage.input_tokens,
+                     "output_tokens": event.message.usage.output_tokens}
+        elif event.type == "content_block_start":
+            block = event.content_block
+            blocks[event.index] = {"type": block.type, "text": getattr(block, "text", "") or "",
+                                   "thinking": getattr(block, "thinking", "") or "", "json": "",
+                                   "id": getattr(block, "id", None), "name": getattr(block, "name", None)}
+        elif event.type == "content_block_delta":
+            block, delta = blocks[event.index], event.delta
+            if delta.type == "text_delta":
+                block["text"] += delta.text
+            elif delta.type == "thinking_delta":
+                block["thinking"] += delta.thinking
+            elif delta.type == "input_json_delta":
+                block["json"] += delta.partial_json
+        elif event.type == "message_delta":
+            out["finish_reason"] = event.delta.stop_reason
+            if event.usage is not None:
+                usage["output_tokens"] = event.usage.output_tokens
+    for index in sorted(blocks):
+        block = blocks[index]
+        if block["type"] == "text":
+            out["content"] += block["text"]
+        elif block["type"] == "thinking":
+            out["reasoning"] += block["thinking"]
+        elif block["type"] == "tool_use":
+            arguments = json.dumps(json.loads(block["json"])) if block["json"] else "{}"
+            out["tool_calls"].append({"id": block["id"], "name": block["name"], "arguments": arguments})
+    if usage:
+        out["usage"] = _usage(type("Usage", (), usage)())
+
+
+def one() -> dict[str, Any]:
+    """One request; what the client's user ends up with."""
+    import anthropic
+
+    mode = sys.argv[1] if len(sys.argv) > 1 else "stream"
+    out = blank(f"anthropic {anthropic.__version__} ({mode})")
+    client = anthropic.Anthropic(max_retries=0, timeout=30)  # ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY
+    try:
+        if mode == "create":
+            _raw(out, client)
+        else:
+            with client.messages.stream(**REQUEST) as stream:
+                for _ in stream:
+                    pass
+                final = stream.get_final_message()
+            _final(out, final)
+        out["complete"] = True  # the stream ended without raising: all the SDK tells its user
+    except Exception as exc:  # noqa: BLE001 - what the client made of the stream is the result
+        out["error"] = {"message": f"{type(exc).__name__}: {exc}"[:300]}
+    return out
+
+
+def main() -> None:
+    serve(lambda _: one())
+
+
+if __name__ == "__main__":
+    main()
