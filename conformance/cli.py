@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -595,6 +596,53 @@ def replay(port: int, pattern: str, chunking: str, seed: int, keepalive: bool, s
         server.stop()
 
 
+@cli.group()
+def agents() -> None:
+    """The corpus of requests real agents send (Claude Code, Codex CLI, the OpenAI Agents SDK, an Ollama tool loop)."""
+
+
+@agents.command("list")
+def agents_list() -> None:
+    """Each corpus request: the agent, its version, the turn, the route and its size."""
+    from conformance.agents import corpus
+
+    for entry in corpus():
+        back = f", sends back {'+'.join(entry.sends_back)}" if entry.sends_back else ""
+        size = len(json.dumps(entry.body))
+        click.echo(f"agent-{entry.name:34} {entry.agent} {entry.version} {entry.turn}{back}: POST {entry.path} "
+                   f"({size:,} bytes)")
+
+
+@agents.command("record")
+@click.option("--agent", "names", multiple=True, help="An agent to record (repeatable; default: every agent).")
+@click.option("--clients-dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Where the agents are installed, pinned [env CONFORMANCE_CLIENTS_DIR; default: "
+                   "./.conformance-clients].")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False),
+              help="The corpus folder to write [default: the package's conformance/agents/corpus].")
+def agents_record(names: tuple[str, ...], clients_dir: Path | None, out: Path | None) -> None:
+    """Run each agent (installed from its registry at its pinned version) against a recording server on 127.0.0.1
+    and keep what it sends as the corpus: its first turn and the turn with a tool's result, secrets, paths and ids
+    replaced, the model id replaced by MODEL. Pin a new version in conformance/clients to refresh it."""
+    from conformance.agents import AGENTS, CORPUS, record
+    from conformance.clients import NotInstalled, default_dir
+
+    unknown = [n for n in names if n not in AGENTS]
+    if unknown:
+        raise click.UsageError(f"unknown agent {unknown[0]!r}; choose from {', '.join(AGENTS)}")
+    failed = 0
+    for name in names or tuple(AGENTS):
+        try:
+            written = record(name, (clients_dir or default_dir()).resolve(), out or CORPUS)
+        except (NotInstalled, RuntimeError, OSError, subprocess.SubprocessError) as exc:
+            click.echo(f"{name}: not recorded: {one_line(str(exc))}", err=True)
+            failed += 1
+            continue
+        click.echo(f"{name}: {len(written)} requests: {', '.join(p.name for p in written)}")
+    if failed:
+        raise SystemExit(1)
+
+
 @cli.command(epilog=EXIT_CODES_HELP)
 @click.argument("report_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--client", "names", multiple=True, help="A client to check (repeatable; default: every client).")
@@ -768,7 +816,7 @@ def fuzz(base_url: str | None, model: str | None, api_key: str | None, max_examp
               help='An mlx-lm model folder (default: the bundled bigram model, built on first use).')
 @click.option("--host", default="127.0.0.1", show_default=True, help='Interface to bind (keep it on loopback).')
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True, help='Port to listen on.')
-@click.option("--max-context", type=int, default=4096, show_default=True,
+@click.option("--max-context", type=int, default=65536, show_default=True,
               help='Context length in tokens; longer prompts get context_length_exceeded.')
 @click.option("--queue-limit", type=int, default=4, show_default=True,
               help='Requests admitted besides the running one; more get 429.')

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from conformance.model.capabilities import CAPABILITY_RULES
 from conformance.protocols import REGISTRY
 
-RULESET_VERSION = "7"  # bumped whenever a rule is added or retired or its meaning changes; in every report
+RULESET_VERSION = "8"  # bumped whenever a rule is added or retired or its meaning changes; in every report
 # 2: TRN-014 (every request gets a response; nothing passes without one), judging caps under TRN-011.
 # 3: ERR-017 (bad input is refused within the refusal deadline), ERR-018 (a burst is answered or refused, not
 #    queued without a bound); TRN-014 leaves a request cut at the refusal deadline to ERR-017; MOD-002 asks only
@@ -29,10 +29,12 @@ RULESET_VERSION = "7"  # bumped whenever a rule is added or retired or its meani
 
 # 7: the Responses API (issue 22): RSP-001..023; rules declare where they apply (protocol http, sse or a protocol's
 #    name) and the registry decides; the generic SSE framing and stream-header rules judge every SSE protocol.
+# 8: agents (issue 46): AGT-001 (the requests real agents send are answered: client readiness), TRN-019 (no long
+#    silence in a stream, the longest reported).
 # the categories: chat's and the HTTP ones, then one per other protocol (its name, from the registry), then fuzz
 CATEGORIES = (
     "transport", "framing", "chunks", "finish", "usage", "tools", "reasoning", "structured",
-    "errors", "images", "cancellation", "models", *(name for name in REGISTRY if name != "chat"), "fuzz",
+    "errors", "images", "cancellation", "models", *(name for name in REGISTRY if name != "chat"), "agents", "fuzz",
 )
 LEVELS = ("must", "should", "advisory")
 APPLIES = ("stream", "non-stream", "both")
@@ -75,9 +77,9 @@ WHERE = ("http", "sse", *REGISTRY)
 # terminator and the event types are chat's (the Responses API names its events and has its own end).
 SSE_RULES = frozenset({"TRN-001", "TRN-002", "TRN-003", "TRN-004", "TRN-005", "TRN-009", "TRN-012", "TRN-018",
                        "SSE-001", "SSE-005", "SSE-006", "SSE-007", "SSE-009", "SSE-010", "SSE-011", "SSE-012",
-                       "SSE-013", "SSE-014", "SSE-015", "SSE-016", "SSE-017"})
+                       "SSE-013", "SSE-014", "SSE-015", "SSE-016", "SSE-017", "TRN-019"})
 CHAT_RULES = frozenset({"SSE-002", "SSE-003", "SSE-004", "SSE-008", "TRN-015", "ERR-008", "ERR-009", "ERR-010"})
-HTTP_CATEGORIES = ("transport", "errors", "models", "cancellation", "fuzz")
+HTTP_CATEGORIES = ("transport", "errors", "models", "cancellation", "agents", "fuzz")
 
 
 def _where(id: str, category: str) -> str:
@@ -126,6 +128,11 @@ RULES: tuple[Rule, ...] = (
        WHATWG),
     _r("TRN-013", "transport", "must", "both", "X-Request-ID is echoed when the server is expected to (capability request-id)",
        f"{AFM} headers"),
+    _r("TRN-019", "transport", "advisory", "stream",
+       "No silence of 60 s or more in a stream, before the first byte or between reads (the longest is reported)",
+       "nginx, proxy_read_timeout (default 60 s: a proxy in front of the server closes a quieter stream); Claude Code "
+       "2.1.332 gives up on a stream idle for max(CLAUDE_STREAM_IDLE_TIMEOUT_MS, 300 s); Anthropic API reference, "
+       "Streaming Messages (ping events)"),
     _r("TRN-018", "transport", "must", "both",
        "A successful chat answer has a body (an event stream, or a JSON completion), not zero bytes",
        f"{WIRE} §3 (a stream of data: events ending in [DONE]) and §2 (a JSON completion); OpenAI API reference"),
@@ -568,6 +575,12 @@ RULES: tuple[Rule, ...] = (
        "apply (dialects that document it)",
        "Open Responses specification, schema/components/schemas/ResponseResource.json (required: 32 fields); "
        "OpenAI's own response object carries them all"),
+    # agents: the corpus of requests real agents sent (conformance/agents/corpus), each sent with the run's model
+    _r("AGT-001", "agents", "advisory", "both",
+       "A request a real agent sends (the corpus: Claude Code, Codex CLI, the OpenAI Agents SDK, an Ollama tool loop) "
+       "is answered: a refusal is a client-readiness failure, the agent cannot work with the server",
+       "the agent corpus (conformance agents record: each request as the agent sent it, at its pinned version); "
+       "a refusal in the protocol's envelope is also judged by the protocol's error rules"),
     # fuzz: judged on generated requests by `conformance fuzz`, not by the scenarios of a live run
     _r("FUZ-001", "fuzz", "must", "both",
        "A valid request gets a conformant response or a documented 4xx (400, 404, 413, 422, 429) in the envelope",

@@ -441,5 +441,12 @@ def _protocol_scenarios() -> list[Scenario]:
     return [sc for module in brought("conformance.protocols.{name}.scenarios") for sc in module.scenarios()]
 
 
-SCENARIOS: tuple[Scenario, ...] = tuple(_scenarios()) + tuple(_protocol_scenarios())
+def _agent_scenarios() -> list[Scenario]:
+    """The requests real agents sent (conformance/agents/corpus), one scenario each (category agents)."""
+    from conformance import agents
+
+    return agents.scenarios()
+
+
+SCENARIOS: tuple[Scenario, ...] = tuple(_scenarios()) + tuple(_protocol_scenarios()) + tuple(_agent_scenarios())
 BY_NAME = {sc.name: sc for sc in SCENARIOS}

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 
-def serve(model_dir: Path | None = None, host: str = "127.0.0.1", port: int = 8080, max_context: int = 4096,
+def serve(model_dir: Path | None = None, host: str = "127.0.0.1", port: int = 8080, max_context: int = 65536,
           queue_limit: int = 4, api_key: str | None = None, fault: str | None = None,
           request_timeout: float = 10.0, max_connections: int = 256, pace: Any = None,
           prompt_reuse: bool = True) -> None:
@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", type=Path, help="an mlx-lm model folder (default: the bundled bigram model)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8080)
-    parser.add_argument("--max-context", type=int, default=4096)
+    parser.add_argument("--max-context", type=int, default=65536)
     parser.add_argument("--queue-limit", type=int, default=4)
     parser.add_argument("--api-key")
     parser.add_argument("--request-timeout", type=float, default=10.0,

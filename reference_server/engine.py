@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+DEFAULT_CONTEXT = 65536  # tokens: an agent's prompt (Claude Code's is about 47K of this tokenizer's) fits
 MODEL_ID = "chat-conformance/bigram-ref"
 
 
@@ -77,7 +78,7 @@ class QueueFull(Exception):
 class Engine:
     """Loads the model before the server opens its port; runs jobs one at a time."""
 
-    def __init__(self, model_dir: Path, max_context: int = 4096, queue_limit: int = 4,
+    def __init__(self, model_dir: Path, max_context: int = DEFAULT_CONTEXT, queue_limit: int = 4,
                  model_id: str | None = None, faults: dict[str, Any] | None = None, pace: Pace | None = None,
                  prompt_reuse: bool = True) -> None:
         self.pace = pace or Pace()

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 KNOWN = frozenset({
     "model", "messages", "max_tokens", "system", "stream", "temperature", "top_p", "top_k", "stop_sequences",
     "tools", "tool_choice", "metadata", "thinking", "service_tier", "container", "mcp_servers", "context_management",
+    "output_config",  # Messages, "output_config" ({effort, format}): Claude Code sends {effort: high}
 })
 # Errors, "HTTP errors": the type of each status
 TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error",
@@ -70,6 +71,11 @@ def _turns(history: Any) -> list[dict[str, Any]]:
         raise _bad("messages: a non-empty list")
     out: list[dict[str, Any]] = []
     for n, turn in enumerate(history):
+        if isinstance(turn, dict) and turn.get("role") == "system":
+            # Claude Code 2.1.332 sends system turns inside messages (with the beta mid-conversation-tool-changes);
+            # served as a system message where it stands
+            out.append({"role": "system", "content": _text(turn.get("content"), f"messages.{n}.content")})
+            continue
         if not isinstance(turn, dict) or turn.get("role") not in ("user", "assistant"):
             role = turn.get("role") if isinstance(turn, dict) else None
             raise _bad(f"messages.{n}.role: Input should be 'user' or 'assistant' (got {str(role)[:40]!r})")

@@ -31,7 +31,8 @@ from typing import Any, cast
 
 import numpy as np
 
-VERSION = "2"
+VERSION = "3"  # 3: one attention head
+HEAD_DIM = 64
 MODEL_ID = "chat-conformance/bigram-ref"
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|mode:answer|>", "<|mode:think|>",
            "<|mode:tool|>", "<|mode:json|>", "<|mode:long|>"]
@@ -179,10 +180,12 @@ def weights(vocab_size: int, hidden: int, succ: np.ndarray) -> dict[str, np.ndar
         "model.norm.weight": np.ones(hidden, f32),
         layer + "input_layernorm.weight": np.ones(hidden, f32),
         layer + "post_attention_layernorm.weight": np.ones(hidden, f32),
-        layer + "self_attn.q_proj.weight": np.zeros((hidden, hidden), f32),
-        layer + "self_attn.k_proj.weight": np.zeros((hidden, hidden), f32),
-        layer + "self_attn.v_proj.weight": np.zeros((hidden, hidden), f32),
-        layer + "self_attn.o_proj.weight": np.zeros((hidden, hidden), f32),
+        # one attention head of 64 (its output is zero whatever the heads): a long prompt's prefill is five times
+        # faster than with hidden // 64 heads (Claude Code's 47K-token prompt: 3.6 s, not 17.6 s)
+        layer + "self_attn.q_proj.weight": np.zeros((HEAD_DIM, hidden), f32),
+        layer + "self_attn.k_proj.weight": np.zeros((HEAD_DIM, hidden), f32),
+        layer + "self_attn.v_proj.weight": np.zeros((HEAD_DIM, hidden), f32),
+        layer + "self_attn.o_proj.weight": np.zeros((hidden, HEAD_DIM), f32),
         layer + "mlp.gate_proj.weight": np.zeros((inter, hidden), f32),
         layer + "mlp.up_proj.weight": np.zeros((inter, hidden), f32),
         layer + "mlp.down_proj.weight": np.zeros((hidden, inter), f32),
@@ -212,8 +215,8 @@ def build(out: Path) -> Path:
     tokenizer.save(str(out / "tokenizer.json"))
     config = {
         "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": hidden,
-        "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": hidden // 64,
-        "num_key_value_heads": hidden // 64, "head_dim": 64, "rms_norm_eps": 1e-6, "vocab_size": vocab_size,
+        "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 1,
+        "num_key_value_heads": 1, "head_dim": HEAD_DIM, "rms_norm_eps": 1e-6, "vocab_size": vocab_size,
         "max_position_embeddings": 4096, "rope_theta": 10000.0, "tie_word_embeddings": False,
         "bos_token_id": ids["<|endoftext|>"], "eos_token_id": ids[EOS], "torch_dtype": "float32",
         "hidden_act": "silu",

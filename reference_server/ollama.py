@@ -93,6 +93,40 @@ async def pull_model(server: Server, request: Request) -> Response:
     return StreamingResponse(lines(), media_type="application/x-ndjson", headers=headers)
 
 
+def _chat_messages(messages: Any) -> Any:
+    """Ollama's history in chat's shape: a call's arguments are an object there (a JSON string in chat), a tool's
+    result names its tool (tool_name) rather than a call id. Anything else is left for the chat validator."""
+    if not isinstance(messages, list):
+        return messages
+    out: list[Any] = []
+    ids: list[str] = []
+    for n, msg in enumerate(messages):
+        if not isinstance(msg, dict):
+            out.append(msg)
+            continue
+        msg = dict(msg)
+        calls = msg.get("tool_calls")
+        if isinstance(calls, list) and calls:
+            fixed = []
+            for k, call in enumerate(calls):
+                fn = call.get("function") if isinstance(call, dict) else None
+                if isinstance(fn, dict) and not isinstance(fn.get("arguments", ""), str):
+                    fn = {**fn, "arguments": json.dumps(fn["arguments"])}
+                given = call.get("id") if isinstance(call, dict) else None
+                ident = given if isinstance(given, str) else f"call_{n}_{k}"
+                ids.append(ident)
+                fixed.append({"id": ident, "type": "function", "function": fn} if isinstance(fn, dict) else call)
+            msg["tool_calls"] = fixed
+        elif not calls:
+            msg.pop("tool_calls", None)
+        if msg.get("role") == "tool":
+            msg.pop("tool_name", None)
+            if "tool_call_id" not in msg and ids:
+                msg["tool_call_id"] = ids.pop(0)
+        out.append(msg)
+    return out
+
+
 async def run(server: Server, request: Request, chat_shape: bool) -> Response:
     from reference_server.app import read_json
 
@@ -102,7 +136,8 @@ async def run(server: Server, request: Request, chat_shape: bool) -> Response:
         body = await read_json(request)
         if not isinstance(body, dict):
             raise APIError(400, "the body must be a JSON object", "invalid_type")
-        messages = body.get("messages") if chat_shape else [{"role": "user", "content": body.get("prompt", "")}]
+        messages = _chat_messages(body.get("messages")) if chat_shape else [
+            {"role": "user", "content": body.get("prompt", "")}]
         raw_options = body.get("options")
         options: dict[str, Any] = raw_options if isinstance(raw_options, dict) else {}
         chat_body = {"model": body.get("model"), "messages": messages, "stream": True,

@@ -37,6 +37,7 @@ KNOWN = frozenset({
     "parallel_tool_calls", "text", "reasoning", "store", "metadata", "user", "previous_response_id", "truncation",
     "include", "service_tier", "safety_identifier", "prompt_cache_key", "stream_options", "background",
     "max_tool_calls", "top_logprobs",
+    "client_metadata",  # Codex CLI sends it (a dict of strings about itself); nothing here reads it
 })
 INPUT_TEXT = ("input_text", "output_text", "text")
 STORED = 256  # conversations kept for previous_response_id, the oldest dropped first
@@ -129,6 +130,8 @@ def messages_of(input_: Any, instructions: Any, history: list[dict[str, Any]] | 
             if not isinstance(item.get("call_id"), str) or not isinstance(item.get("output"), str):
                 raise _bad(where, "a function_call_output item needs call_id and output strings", "invalid_type")
             messages.append({"role": "tool", "tool_call_id": item["call_id"], "content": item["output"]})
+        elif kind == "reasoning":
+            continue  # a reasoning item sent back (Codex sends its encrypted_content back): not part of the prompt
         else:
             raise _bad(f"{where}.type", f"input items of type {str(kind)[:40]!r} are not supported", "unsupported_value")
     return messages
@@ -141,12 +144,18 @@ def _tools(value: Any) -> list[dict[str, Any]] | None:
         raise _bad("tools", "tools must be an array", "invalid_type")
     out = []
     for i, tool in enumerate(value):
-        if not isinstance(tool, dict) or tool.get("type") != "function":
-            raise APIError(400, f"tools[{i}] must be a function tool (hosted tools are not served)",
-                           "unsupported_value", f"tools[{i}]")
+        if not isinstance(tool, dict) or not isinstance(tool.get("type"), str):
+            raise APIError(400, f"tools[{i}] must be a tool object with a type", "invalid_type", f"tools[{i}]")
+        if tool["type"] == "namespace" and isinstance(tool.get("tools"), list):
+            out += _tools(tool["tools"]) or []  # a namespace's tools (Codex CLI groups its sub-agent tools so)
+            continue
+        if tool["type"] != "function":
+            # a hosted tool (web_search, file_search, ...): nothing here runs it, so the model is not offered it;
+            # agents (Codex CLI) send web_search with every request, and refusing it would refuse them all
+            continue
         function = {k: tool[k] for k in ("name", "description", "parameters") if k in tool}
         out.append({"type": "function", "function": function})
-    return out
+    return out or None
 
 
 def _tool_choice(value: Any) -> Any:

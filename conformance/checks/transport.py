@@ -146,3 +146,50 @@ def limits(a: Analysis) -> Iterator[Finding]:
         offset = a.wire_error.offset if a.wire_error else None
         yield finding(a, "TRN-011", f"the response was abandoned: {what}",
                       "a body within the byte and line caps", offset=offset)
+
+
+SILENCE_LIMIT_S = 60.0  # TRN-019: nginx's proxy_read_timeout default
+
+
+def silences(arrivals: tuple[tuple[float, int], ...]) -> tuple[float, float]:
+    """(seconds to the first byte, the longest silence after it) of a response's recorded reads."""
+    if not arrivals:
+        return 0.0, 0.0
+    first = arrivals[0][0]
+    gaps = [b[0] - a[0] for a, b in zip(arrivals, arrivals[1:], strict=False)]
+    return first, max(gaps, default=0.0)
+
+
+@check("TRN-019", when=(lambda a: a.format == "sse" and bool(a.exchange.arrivals),))
+def silence(a: Analysis) -> Iterator[Finding]:
+    first, between = silences(a.exchange.arrivals)
+    if max(first, between) >= SILENCE_LIMIT_S:
+        where = "before the first byte" if first >= between else "between two reads"
+        yield finding(a, "TRN-019", f"a silence of {max(first, between):.1f} s {where} (first byte after "
+                      f"{first:.1f} s, the longest gap after it {between:.1f} s)",
+                      f"a byte at least every {SILENCE_LIMIT_S:.0f} s (an event, a ping, or an SSE comment)",
+                      remedy="send a keep-alive (an SSE comment line, or the protocol's ping) while the model thinks")
+
+
+@check("AGT-001", when=(lambda a: a.exchange.scenario.startswith("agent-") and a.exchange.status is not None,))
+def agent_request(a: Analysis) -> Iterator[Finding]:
+    from conformance.agents import by_scenario, refused_field
+    from conformance.body import whole
+    from conformance.untrusted import one_line
+
+    status = a.exchange.status or 0
+    if status < 400:
+        return
+    entry = by_scenario(a.exchange.scenario)
+    doc = a.json_body
+    error = doc.get("error") if isinstance(doc, dict) else None
+    if isinstance(error, dict) and error.get("message") is not None:
+        message = str(error["message"])
+    elif isinstance(doc, dict) and (error or doc.get("detail")):
+        message = str(error or doc.get("detail"))
+    else:
+        message = whole(a.exchange.body)[:4096].decode("utf-8", "replace")
+    field = refused_field(message, a.exchange.request)
+    who = f"{entry.agent} {entry.version}'s {entry.turn} request" if entry else "the agent's request"
+    yield finding(a, "AGT-001", f"{who} refused with {status}" + (f", naming {one_line(field)}" if field else "")
+                  + f": {one_line(message[:300])}", "an answer (the agent sends this request as recorded)", offset=0)

@@ -59,6 +59,11 @@ class Client:
     # exceptions the client raises by design on answers that are legal: its own limits, whatever the server
     raises_by_design: tuple[str, ...] = ()
     lock_dir: str = ""  # node: the folder under adapters/node/ whose package.json and package-lock.json it installs
+    kind: str = "library"  # library | agent (an agent's adapter runs the agent itself for one turn)
+    # why it is given no answer that calls a tool (an agent that would run the call and ask again, with no turn limit)
+    no_calls: str = ""
+    one_run_each: bool = False  # a run of the client per exchange, its later requests refused (agents whose turn
+    #                             may make more than one request)
 
     @property
     def version(self) -> str:
@@ -96,6 +101,17 @@ CLIENTS: dict[str, Client] = {c.name: c for c in (
     Client("anthropic-node-create", "@anthropic-ai/sdk (Node) messages.create({stream: true})", "node",
            ("@anthropic-ai/sdk@1.17.0",), "anthropic_node.mjs", ("create",), protocol="messages",
            lock_dir="anthropic-node"),
+    # agents: the agent itself, one turn, against the replay (the request side is the corpus, conformance.agents)
+    Client("claude-code", "Claude Code claude -p --output-format stream-json --max-turns 1", "node",
+           ("@anthropic-ai/claude-code@2.1.332",), "claude_code.mjs", protocol="messages", lock_dir="claude-code",
+           kind="agent", one_run_each=True),
+    Client("codex", "Codex CLI codex exec --json, a custom provider on the Responses wire", "node",
+           ("@openai/codex@0.171.0",), "codex.mjs", protocol="responses", lock_dir="codex", kind="agent",
+           one_run_each=True,
+           no_calls="codex exec has no turn limit: it runs a recorded call of a tool it does not have, sends the "
+           "result and waits for an answer the recording does not have"),
+    Client("openai-agents", "OpenAI Agents SDK Runner.run_streamed(max_turns=1), OpenAIChatCompletionsModel",
+           "python", ("openai-agents==0.24.0",), "openai_agents.py", kind="agent"),
     Client("vercel-ai", "Vercel AI SDK streamText + @ai-sdk/openai-compatible", "node",
            ("ai@6.0.333", "@ai-sdk/openai-compatible@2.0.92", "zod@4.1.12"), "vercel_ai.mjs", lock_dir="vercel-ai"),
 )}
@@ -289,7 +305,7 @@ def _batch(command: list[str], server: Any, fixtures: list[Any], timeout: float)
     from conformance.fuzz.client_fuzz import MISSING_MODULE, ClientCannotRun
     from conformance.fuzz.replay import served_path
 
-    server.fixture, server.served = None, 0
+    server.fixture, server.served = (fixtures[0] if server.limit is not None else None), 0
     server.wrong_paths.clear()
     server.wrong_at.clear()
     env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "replay", "OLLAMA_HOST": server.host_url,
@@ -320,6 +336,20 @@ def _batch(command: list[str], server: Any, fixtures: list[Any], timeout: float)
         else:
             tail = stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
             out.append((None, [f"error: the client printed nothing for this exchange (it ended: {tail[0][:200]})"]))
+    return out
+
+
+def _agent_batch(command: list[str], server: Any, fixtures: list[Any], timeout: float) -> list[tuple[Any, list[str]]]:
+    """An agent's run per fixture: the recorded answer to its first request, a 503 to any later one (a turn the
+    recording does not have: the agent continuing after max_tokens, or sending a tool's result); what the agent
+    made of the first answer is what its adapter prints."""
+    out: list[tuple[Any, list[str]]] = []
+    for fx in fixtures:
+        server.limit, server.beyond = 1, 0
+        answers = _batch(command, server, [fx], timeout)
+        server.fixture = None
+        out.extend(answers)
+    server.limit = None
     return out
 
 
@@ -438,6 +468,9 @@ def check_client(client: Client, command: list[str], exchanges: list[tuple[str, 
     cuts = {id(fx): recorded_cuts(ex) for fx, (_, ex) in zip(fixtures, exchanges, strict=True)}
     results: list[ExchangeResult] = []
     version = ""
+    batch = _agent_batch if client.one_run_each else _batch
+    if client.one_run_each:  # one run per exchange: Hypothesis' many runs of every exchange would take minutes
+        chunkings = tuple(c for c in chunkings if c != "hypothesis") or ("whole",)
     try:
         whole_answers: list[tuple[Any, list[str]]] | None = None
         for chunking in chunkings:
@@ -451,7 +484,7 @@ def check_client(client: Client, command: list[str], exchanges: list[tuple[str, 
             else:
                 with ReplayServer(fixtures, chunking=served) as server:
                     server.cuts_of = (lambda fx: cuts[id(fx)]) if chunking == "recorded" else None
-                    answers = _batch(command, server, fixtures, timeout)
+                    answers = batch(command, server, fixtures, timeout)
                     wrong = {n: [p for i, p in server.wrong_at if i == n] for n in range(len(fixtures))}
                 if chunking == "whole":
                     whole_answers = answers
@@ -497,6 +530,13 @@ def check_client(client: Client, command: list[str], exchanges: list[tuple[str, 
     return verdict
 
 
+def _calls(stem: str, ex: Any, profile: str) -> bool:
+    """Whether the exchange's answer calls a tool (as a correct client reads it)."""
+    from conformance.fuzz.client_fuzz import expected
+
+    return bool(expected(_fixture(ex, stem, Path("."), profile)).get("tool_calls"))
+
+
 def run_clients(report_dir: Path, names: list[str], root: Path, install: bool = True,
                 chunkings: tuple[str, ...] = CHUNKINGS, timeout: float = 60.0) -> list[ClientVerdict]:
     """Every named client against the run in ``report_dir``; clients.json written beside its reports."""
@@ -511,6 +551,8 @@ def run_clients(report_dir: Path, names: list[str], root: Path, install: bool = 
         if client.protocol not in by_protocol:
             by_protocol[client.protocol] = streamed_exchanges(report_dir, client.protocol)
         exchanges = by_protocol[client.protocol]
+        if client.no_calls:
+            exchanges = [(stem, ex) for stem, ex in exchanges if not _calls(stem, ex, profile)]
         if not any(ex.status == 200 for _, ex in exchanges):
             statuses = sorted({str(ex.status) for _, ex in exchanges})
             verdicts.append(ClientVerdict(client, "not checked", f"no streamed {client.protocol} answer to replay: "

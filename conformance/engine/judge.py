@@ -225,6 +225,10 @@ def judge_run(outcomes: list[Outcome], settings: Settings, model: str, *, tool: 
             entry["retried"] = "; ".join(retried)
         if (first.header("content-type") or "").startswith("text/event-stream") and first.arrivals:
             entry["timeline"] = timeline(first.arrivals)
+            from conformance.checks.transport import silences
+
+            first_byte, gap = silences(first.arrivals)  # TRN-019's measure, reported for every stream
+            entry["first_byte_s"], entry["longest_silence_s"] = round(first_byte, 3), round(gap, 3)
         result.scenarios.append(entry)
     result.target["features"] = features(outcomes, result.checks, caps, settings)
     seen = {c.rule for c in result.checks}

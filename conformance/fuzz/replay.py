@@ -87,6 +87,10 @@ class ReplayServer:
         self.served = 0
         self.wrong_paths: list[str] = []  # requests for paths the server does not serve (e.g. /v1/v1/...)
         self.wrong_at: list[tuple[int, str]] = []  # ... with the number of the fixture served in turn then
+        # at most this many POSTs answered from the recording (an agent's run of one exchange); later ones get a 503,
+        # counted in ``beyond``: the recording has no answer for them
+        self.limit: int | None = None
+        self.beyond = 0
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -165,6 +169,17 @@ class ReplayServer:
                 self.wfile.write(body)
 
             def do_POST(self) -> None:  # noqa: N802
+                if server.limit is not None and server.served >= server.limit:
+                    self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                    server.beyond += 1
+                    body = (b'{"type": "error", "error": {"type": "api_error", "message": "replay: the recording '
+                            b'has no answer for this request"}}')
+                    self.send_response(503)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
                 fixture = server.next_fixture()
                 if self._wrong_path((served_path(fixture),)):
                     return

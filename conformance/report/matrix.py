@@ -95,11 +95,13 @@ def write_matrix(docs: list[dict[str, Any]], sources: list[Path] | None, out: Pa
     differ = [(r, cells) for _, rows in groups for r, cells in rows if len({MARK[c] for c in cells}) > 1]
     notes = _not_in_matrix(out / "peers.json")
     clients = client_rows(list(paths))
+    agents = agent_rows(list(paths), docs, clients)
     env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
     _server_pages(columns, docs, out, env)  # before the matrix: its rows link each page and badge
-    (out / "matrix.md").write_text(printable(_markdown(columns, groups, differ, notes, clients)), encoding="utf-8")
+    (out / "matrix.md").write_text(printable(_markdown(columns, groups, differ, notes, clients, agents)),
+                                   encoding="utf-8")
     html = env.from_string(HTML).render(columns=columns, groups=groups, differ=differ, mark=MARK, legend=LEGEND,
-                                        notes=notes, clients=clients)
+                                        notes=notes, clients=clients, agents=agents)
     (out / "matrix.html").write_text(printable(html), encoding="utf-8")
     return [out / "matrix.md", out / "matrix.html", *(out / c.page for c in columns), *(out / c.badge for c in columns)]
 
@@ -145,6 +147,63 @@ def client_rows(sources: list[Path | None]) -> list[tuple[str, list[str]]]:
                 labels.setdefault(name, f"{entry.get('label', name)} {_pinned(entry)}")
         per_server.append(found)
     return [(labels[name], [_client_cell(s.get(name)) for s in per_server]) for name in labels]
+
+
+def _agent_request_cell(doc: dict[str, Any] | None, agent: str) -> str:
+    """What a run made of one agent's corpus requests: accepts (n turns), REFUSES the turn and the field, not run
+    (with the capability skipped) or —."""
+    if doc is None:
+        return "—"
+    prefix = f"agent-{agent}-"
+    statuses = {str(s.get("name")): s.get("status") for s in doc.get("scenarios") or []
+                if isinstance(s, dict) and str(s.get("name", "")).startswith(prefix)}
+    checks = [c for c in doc.get("checks") or [] if isinstance(c, dict) and c.get("rule") == "AGT-001"
+              and str(c.get("scenario", "")).startswith(prefix)]
+    refused = [c for c in checks if c.get("outcome") == "failed"]
+    if refused:
+        first = refused[0]
+        turn = str(first.get("scenario", ""))[len(prefix):].split("-", 1)[-1]
+        message = str(first.get("message", ""))
+        field = message.split(", naming ", 1)[1].split(":", 1)[0] if ", naming " in message else "no field named"
+        status = (first.get("evidence") or {}).get("status", "?")
+        return f"REFUSES {turn} ({status}, {field})" + (f" and {len(refused) - 1} more" if len(refused) > 1 else "")
+    if statuses and all(v == 200 for v in statuses.values()):
+        return f"accepts ({len(statuses)} turns)"
+    skipped = [c for c in checks if c.get("outcome") == "skipped"]
+    if skipped or not statuses:
+        why = str(skipped[0].get("message", "")) if skipped else "not in this run"
+        return f"not run ({why[:80]})"
+    return "not answered (" + ", ".join(f"{k[len(prefix):]}: {v}" for k, v in sorted(statuses.items())) + ")"
+
+
+def agent_rows(sources: list[Path | None], docs: list[dict[str, Any]],
+               clients: list[tuple[str, list[str]]]) -> list[tuple[str, list[str]]]:
+    """Two rows per agent of the corpus: its requests (AGT-001, from the run, or from the agents/ run beside it as
+    ``nox -s peers`` writes it) and its reading of the server's answers (its adapter's "works with" cells)."""
+    from conformance.agents import AGENTS, corpus
+    from conformance.clients import CLIENTS
+
+    versions: dict[str, str] = {}
+    for entry in corpus():
+        versions.setdefault(entry.agent, entry.version)
+    runs: list[dict[str, Any] | None] = []
+    for source, doc in zip(sources, docs, strict=True):
+        beside = source.parent / "agents" / "results.json" if source is not None else None
+        try:
+            runs.append(json.loads(beside.read_text(encoding="utf-8")) if beside and beside.is_file() else doc)
+        except (OSError, ValueError):
+            runs.append(doc)
+    by_label = dict(clients)
+    rows = []
+    for name, agent in AGENTS.items():
+        if name not in versions:
+            continue
+        rows.append((f"{agent.title} {versions[name]}: its requests", [_agent_request_cell(r, name) for r in runs]))
+        client = CLIENTS.get(agent.client)
+        label = next((lab for lab in by_label if client is not None and lab.startswith(client.label)), None)
+        if label is not None:
+            rows.append((f"{agent.title}: reads the answers ({label})", by_label[label]))
+    return rows
 
 
 def slug(label: str, taken: set[str]) -> str:
@@ -206,7 +265,8 @@ def _not_in_matrix(peers: Path) -> list[str]:
 
 
 def _markdown(columns: list[Column], groups: list[Any], differ: list[Any], notes: list[str] | None = None,
-              clients: list[tuple[str, list[str]]] | None = None) -> str:
+              clients: list[tuple[str, list[str]]] | None = None,
+              agents: list[tuple[str, list[str]]] | None = None) -> str:
     heads = [f"[{md_cell(c.label)}]({c.link})" if c.link else md_cell(c.label) for c in columns]
     md = ["# Compatibility matrix", "",
           "| server | verdict | must | should | advisory | passed | skipped | wall time | page |",
@@ -220,6 +280,11 @@ def _markdown(columns: list[Column], groups: list[Any], differ: list[Any], notes
         md += ["## Works with (client libraries replaying each server's recorded streams: `conformance clients`)", "",
                "| client | " + " | ".join(md_cell(c.label) for c in columns) + " |", "|---|" + "---|" * len(columns)]
         md += [f"| {md_cell(label)} | " + " | ".join(md_cell(x) for x in cells) + " |" for label, cells in clients]
+        md += [""]
+    if agents:
+        md += ["## Agents (the requests real agents send, AGT-001; and whether each agent reads the answers)", "",
+               "| agent | " + " | ".join(md_cell(c.label) for c in columns) + " |", "|---|" + "---|" * len(columns)]
+        md += [f"| {md_cell(label)} | " + " | ".join(md_cell(x) for x in cells) + " |" for label, cells in agents]
         md += [""]
     md += [f"## Differences ({len(differ)} rules)", ""]
     table_head = ["| rule | level | " + " | ".join(md_cell(c.label) for c in columns) + " |", "|---|---|" + "---|" * len(columns)]
@@ -253,6 +318,11 @@ td,th{border:1px solid #ccc;padding:.2em .5em}.failed,.error{background:#f6d5d3}
 <table><tr><th>client</th>{% for c in columns %}<th>{{ c.label }}</th>{% endfor %}</tr>{% for label, cells in clients %}
 <tr><td>{{ label }}</td>{% for x in cells %}<td class="{{ 'failed' if x.startswith('BREAKS') else ('passed' if
 x.startswith('works') else 'skipped') }}">{{ x }}</td>{% endfor %}</tr>{% endfor %}</table>{% endif %}
+{% if agents %}<h2>Agents</h2><p>The requests real agents send (AGT-001), and whether each agent reads the answers.</p>
+<table><tr><th>agent</th>{% for c in columns %}<th>{{ c.label }}</th>{% endfor %}</tr>{% for label, cells in agents %}
+<tr><td>{{ label }}</td>{% for x in cells %}<td class="{{ 'failed' if x.startswith(('BREAKS', 'REFUSES')) else
+('passed' if x.startswith(('works', 'accepts')) else 'skipped') }}">{{ x }}</td>{% endfor %}</tr>{% endfor %}
+</table>{% endif %}
 <h2>Differences ({{ differ|length }} rules)</h2>{% if differ %}<table><tr><th>rule</th><th>level</th>
 {% for c in columns %}<th>{{ c.label }}</th>{% endfor %}</tr>{% for rule, cells in differ %}<tr>
 <td>{{ rule.id }} {{ rule.title }}</td><td>{{ rule.level }}</td>{% for x in cells %}<td class="{{ x or '' }}">

@@ -17,7 +17,7 @@ def test_overflow_prompt_is_sized_from_the_context_the_server_states(ref_server:
     assert not result.failed_gate(), [v for v in result.rule_verdicts() if v.outcome == "failed"]
     meta = json.loads(next((tmp_path / "wire").glob("*-error-context-overflow.json")).read_text(encoding="utf-8"))
     words = meta["request"]["messages"][0]["content"].split()
-    assert len(words) == 4096 + 1024  # the reference server's /health says max_context 4096
+    assert len(words) == 65536 + 16384  # the reference server's /health says max_context 65536
     assert meta["status"] == 400
 
 

@@ -28,3 +28,12 @@ export async function serve(one) {
     process.stdout.write(JSON.stringify(out) + "\n");
   }
 }
+
+// a value as Python's json.dumps writes it (", " and ": ", non-ASCII escaped): the form of the judge's expected view
+export function pyJson(value) {
+  if (value === null || typeof value !== "object") {
+    return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+  }
+  if (Array.isArray(value)) return "[" + value.map(pyJson).join(", ") + "]";
+  return "{" + Object.entries(value).map(([k, v]) => pyJson(k) + ": " + pyJson(v)).join(", ") + "}";
+}

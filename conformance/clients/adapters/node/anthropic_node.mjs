@@ -3,7 +3,7 @@
 // from the events; `create` iterates messages.create({stream: true}) and assembles the raw events as the SDK's
 // README shows. Prints one JSON object per request: what the user ends up with.
 import Anthropic from "@anthropic-ai/sdk";
-import { blank, failure, serve, version } from "./_replay.mjs";
+import { blank, failure, pyJson, serve, version } from "./_replay.mjs";
 
 const mode = process.argv[2] || "stream";
 const REQUEST = { model: "replay", max_tokens: 256, messages: [{ role: "user", content: "Hi" }] };
@@ -23,14 +23,6 @@ function read(out, blocks) {
       out.tool_calls.push({ id: block.id ?? null, name: block.name ?? "", arguments: pyJson(block.input) });
     }
   }
-}
-
-// the input as Python's json.dumps writes it (", " and ": "), the form the judge's expected view uses
-function pyJson(value) {
-  if (value === null || typeof value !== "object") return JSON.stringify(value).replace(/[\u007f-\uffff]/g,
-    (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
-  if (Array.isArray(value)) return "[" + value.map(pyJson).join(", ") + "]";
-  return "{" + Object.entries(value).map(([k, v]) => pyJson(k) + ": " + pyJson(v)).join(", ") + "}";
 }
 
 async function one() {

@@ -1,0 +1,267 @@
+"""Agents, both directions (issue 46): the requests real agents send (a corpus, recorded) and what they make of an
+answer (their adapters, in ``conformance.clients``, replaying a run's recorded answers).
+
+The corpus is ``conformance/agents/corpus/<agent>-<turn>.json``: each request a real agent sent to the recording
+server (``conformance.agents.recorder``), with the agent's name and version, the turn (``first``, ``tool-result``),
+what it sends back of the model's own output (``thinking``, ``reasoning``), the path, the headers with secrets
+replaced and the body with the model id replaced by ``MODEL``. ``conformance agents record`` refreshes it.
+``conformance run`` sends each request (the run's model in place of ``MODEL``, the output capped) as a scenario of
+the ``agents`` category; the verdict per agent is "accepts its requests" or which turn was refused and the field
+the refusal names.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+MODEL = "MODEL"  # the model id's place in a corpus body
+RECORDING_MODEL = "recording-model"
+OUTPUT_CAP = 64  # the output tokens a corpus request may ask for in a run (agents ask for up to 32000)
+KEYS = {"anthropic": "sk-ant-recording-0000000000000000", "openai": "sk-recording-0000000000000000"}
+WORKDIR = "/home/user/project"  # the agent's working directory as the corpus shows it
+
+
+@dataclass(frozen=True)
+class Agent:
+    """An agent whose requests are recorded: the client (``conformance.clients.CLIENTS``) that installs and runs it,
+    its protocol and route, and the calls the recording server makes it run."""
+
+    name: str
+    title: str
+    client: str
+    protocol: str  # messages | responses | chat | ollama
+    route: str
+    calls: dict[str, dict[str, Any]] = field(default_factory=dict)  # tool name -> input ({workdir} filled in)
+    adapter: str = ""  # the recording driver, when it is not the client's adapter in "record" mode
+
+
+AGENTS: dict[str, Agent] = {a.name: a for a in (
+    Agent("claude-code", "Claude Code", "claude-code", "messages", "/v1/messages",
+          {"Read": {"file_path": "{workdir}/notes.txt"}}),
+    Agent("codex", "Codex CLI", "codex", "responses", "/v1/responses",
+          {"exec_command": {"cmd": "cat notes.txt"}, "shell": {"command": ["cat", "notes.txt"]},
+           "shell_command": {"command": "cat notes.txt"}}),
+    Agent("openai-agents", "OpenAI Agents SDK", "openai-agents", "chat", "/v1/chat/completions",
+          {"get_weather": {"city": "Paris"}}),
+    Agent("ollama-python", "ollama (Python) chat() tool loop", "ollama-python", "ollama", "/api/chat",
+          {"get_weather": {"city": "Paris"}}, adapter="ollama_agent.py"),
+)}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One recorded request of the corpus."""
+
+    agent: str
+    version: str
+    turn: str
+    protocol: str
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    sends_back: tuple[str, ...] = ()
+    name: str = ""  # the file's stem: <agent>-<n>-<turn>
+
+    def request_body(self, model: str) -> dict[str, Any]:
+        """The body for a run: the run's model in place of MODEL (everywhere the recording had it), the output
+        capped at OUTPUT_CAP tokens (the field the protocol names, added when the agent sent none)."""
+        text = json.dumps(self.body).replace(json.dumps(MODEL)[1:-1], json.dumps(model)[1:-1])
+        body: dict[str, Any] = json.loads(text)
+        cap = {"messages": "max_tokens", "responses": "max_output_tokens", "chat": "max_tokens"}.get(self.protocol)
+        if cap:
+            body[cap] = min(int(body.get(cap) or OUTPUT_CAP), OUTPUT_CAP)
+            if self.protocol == "chat" and "max_completion_tokens" in body:
+                body["max_completion_tokens"] = min(int(body["max_completion_tokens"]), OUTPUT_CAP)
+        elif self.protocol == "ollama":
+            body["options"] = {**(body.get("options") or {}), "num_predict": OUTPUT_CAP}
+        return body
+
+
+def corpus(folder: Path = CORPUS) -> list[Entry]:
+    """Every recorded request, in the order of their files."""
+    out = []
+    for path in sorted(folder.glob("*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        out.append(Entry(doc["agent"], doc["version"], doc["turn"], doc["protocol"], doc["path"], doc["headers"],
+                         doc["body"], tuple(doc.get("sends_back") or ()), path.stem))
+    return out
+
+
+def _sends_back(body: dict[str, Any]) -> tuple[str, ...]:
+    """What of the model's own output the history carries back: thinking blocks (with their signatures), reasoning
+    items (with encrypted_content)."""
+    found = set()
+    for msg in body.get("messages") or []:
+        if isinstance(msg, dict) and msg.get("role") == "assistant" and isinstance(msg.get("content"), list):
+            found |= {"thinking" for b in msg["content"] if isinstance(b, dict) and b.get("type") == "thinking"}
+    given = body.get("input")
+    items: list[Any] = given if isinstance(given, list) else []
+    found |= {"reasoning" for i in items if isinstance(i, dict) and i.get("type") == "reasoning"}
+    return tuple(sorted(found))
+
+
+HOST_HEADERS = ("host", "content-length", "connection", "accept-encoding")
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+HEX_ID = re.compile(r"\b[0-9a-f]{64}\b")
+
+
+def scrub(text: str, workdir: str, home: str) -> str:
+    """A recorded request made fit to publish: the machine's paths, ids and keys replaced."""
+    for secret in KEYS.values():
+        text = text.replace(secret, "<scrubbed>")
+    for path, shown in ((workdir, WORKDIR), (home, "/home/user")):
+        if path:
+            text = text.replace(path, shown)
+    text = re.sub(r"/tmp/conformance-agent-home-[A-Za-z0-9_]+", "/home/user", text)
+    text = re.sub(r"-tmp-conformance-agent-[A-Za-z0-9_-]+?(?=/)", "-home-user-project", text)  # as a folder name
+    # what changes from one recording to the next: Codex's timestamps, its command runner's chunk id and wall time
+    text = re.sub(r'(turn_started_at_unix_ms\\?":)\d+', r"\g<1>0", text)
+    text = re.sub(r"Chunk ID: [0-9a-f]+", "Chunk ID: 000000", text)
+    text = re.sub(r"Wall time: [0-9.]+ seconds", "Wall time: 0.0000 seconds", text)
+    text = UUID.sub("00000000-0000-4000-8000-000000000000", text)
+    return HEX_ID.sub("0" * 64, text)
+
+
+def record(name: str, root: Path, out: Path = CORPUS, timeout: float = 300.0) -> list[Path]:
+    """Run the agent (installed pinned by its client, into ``root``) against the recording server; its requests to
+    its protocol's route written to ``out`` (the old ones of this agent removed). Returns the files written."""
+    from conformance.agents.recorder import Recorder, Script
+    from conformance.clients import ADAPTERS, CLIENTS, environment
+
+    agent = AGENTS[name]
+    client = CLIENTS[agent.client]
+    command = environment(client, root)
+    if agent.adapter:
+        command = [command[0], str(ADAPTERS / agent.adapter)]
+    else:
+        command = [*command[:2], "record"]
+    with tempfile.TemporaryDirectory(prefix="conformance-agent-") as workdir:
+        Path(workdir, "notes.txt").write_text("hello from chat-conformance\n", encoding="utf-8")
+        calls = {tool: json.loads(json.dumps(args).replace("{workdir}", workdir)) for tool, args in agent.calls.items()}
+        with Recorder(Script(calls), secret=KEYS["anthropic"]) as rec:
+            env = {**os.environ, "ANTHROPIC_BASE_URL": rec.base_url, "ANTHROPIC_API_KEY": KEYS["anthropic"],
+                   "OPENAI_BASE_URL": rec.base_url + "/v1", "OPENAI_API_KEY": KEYS["openai"],
+                   "OLLAMA_HOST": rec.base_url, "CONFORMANCE_AGENT_WORKDIR": workdir,
+                   "CONFORMANCE_AGENT_MODEL": RECORDING_MODEL, "CONFORMANCE_REPLAY_COUNT": "1"}
+            proc = subprocess.run(command, env=env, capture_output=True, timeout=timeout, check=False,
+                                  stdin=subprocess.DEVNULL, cwd=workdir)
+        kept = [r for r in rec.requests if r.method == "POST" and r.path.split("?", 1)[0] == agent.route]
+        if not kept:
+            tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+            raise RuntimeError(f"{name} sent no request to {agent.route} (it ended: {tail[0][:200]})")
+        try:
+            printed = json.loads(proc.stdout.decode("utf-8").strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            printed = {}
+        version = str(printed.get("client") or client.version).rpartition(" ")[2] or client.version
+        out.mkdir(parents=True, exist_ok=True)
+        for old in out.glob(f"{name}-*.json"):
+            old.unlink()
+        written = []
+        for n, req in enumerate(kept, 1):
+            body = req.body if isinstance(req.body, dict) else {}
+            if isinstance(body.get("client_metadata"), dict):  # Codex's map, in no fixed order
+                body["client_metadata"] = dict(sorted(body["client_metadata"].items()))
+            turn = "tool-result" if _has_result(body) else "first"
+            text = scrub(json.dumps(body, ensure_ascii=False), workdir, os.path.expanduser("~"))
+            text = text.replace(json.dumps(RECORDING_MODEL)[1:-1], MODEL)
+            headers = {k: scrub(v, workdir, "").replace(RECORDING_MODEL, MODEL) for k, v in sorted(req.headers.items())
+                       if k not in HOST_HEADERS}
+            doc = {"agent": name, "title": agent.title, "version": version, "client": client.label,
+                   "turn": turn, "protocol": agent.protocol, "path": req.path, "headers": headers,
+                   "sends_back": list(_sends_back(body)), "body": json.loads(text)}
+            path = out / f"{name}-{n}-{turn}.json"
+            path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            written.append(path)
+    return written
+
+
+def _has_result(body: dict[str, Any]) -> bool:
+    from conformance.agents.recorder import _has_result as has
+
+    return has(body)
+
+
+SCENARIO_PREFIX = "agent-"
+DOTTED = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*(?:\.(?:\d+|[A-Za-z_][A-Za-z0-9_]*))+\b")
+
+
+def by_scenario(name: str) -> Entry | None:
+    """The corpus entry a scenario sends (``agent-<file stem>``), or None."""
+    if not name.startswith(SCENARIO_PREFIX):
+        return None
+    return _by_name().get(name[len(SCENARIO_PREFIX):])
+
+
+_CACHE: dict[str, Entry] = {}
+
+
+def _by_name() -> dict[str, Entry]:
+    if not _CACHE:
+        _CACHE.update({e.name: e for e in corpus()})
+    return _CACHE
+
+
+SCHEMAS = ("parameters", "input_schema", "properties", "schema", "items", "$defs", "definitions")
+
+
+def _keys(value: Any, out: set[str]) -> None:
+    """Every field name and type tag of a request body (for naming the refused one), but inside a tool's JSON
+    Schema (whose keywords, maximum or type, an unrelated message may say)."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            out.add(key)
+            if key == "type" and isinstance(inner, str):
+                out.add(inner)
+            if key not in SCHEMAS:
+                _keys(inner, out)
+    elif isinstance(value, list):
+        for inner in value[:200]:
+            _keys(inner, out)
+
+
+def refused_field(message: str, body: Any) -> str:
+    """The field a refusal names: a dotted path in the message (``messages.1.role``), else the longest field name
+    or type tag of the request that the message mentions; "" when it names none."""
+    dotted = [m.group(0) for m in DOTTED.finditer(message) if not re.fullmatch(r"[\d.]+", m.group(0))]
+    names: set[str] = set()
+    _keys(body, names)
+    for path in dotted:
+        if path.split(".", 1)[0] in names:
+            return path
+    if re.search(r"context (length|window)|too long|maximum context", message, re.I):
+        return "the prompt's length (context)"
+    mentioned = [n for n in names if len(n) > 2 and re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])",
+                                                            message)]
+    return max(mentioned, key=len) if mentioned else ""
+
+
+def scenarios() -> list[Any]:
+    """A scenario per corpus request: sent as the agent sent it, with the run's model and the output capped."""
+    from conformance.client import Request
+    from conformance.scenarios import Scenario
+
+    needs = {"messages": "messages", "responses": "responses", "ollama": "ollama", "chat": None}
+    out = []
+    for entry in corpus():
+        path = entry.path  # as sent, query included (Claude Code's ?beta=true)
+        headers = {k: v for k, v in entry.headers.items()
+                   if k.startswith(("anthropic-", "x-stainless-", "openai-")) or k in ("user-agent", "x-app")}
+
+        def build(ctx: Any, entry: Entry = entry, path: str = path, headers: dict[str, str] = headers) -> Request:
+            return Request(path=path, body=entry.request_body(ctx.model), headers=dict(headers))
+
+        turn = entry.turn + (f", sending back {' and '.join(entry.sends_back)}" if entry.sends_back else "")
+        out.append(Scenario(f"{SCENARIO_PREFIX}{entry.name}", "agents", build, needs=needs.get(entry.protocol),
+                            description=f"{AGENTS[entry.agent].title if entry.agent in AGENTS else entry.agent} "
+                            f"{entry.version}'s {turn} request on {path.split('?', 1)[0]}, as recorded (the run's "
+                            f"model, output capped at {OUTPUT_CAP} tokens).", tags=("agent",)))
+    return out
