@@ -25,7 +25,7 @@ CORPUS = Path(__file__).resolve().parent / "corpus"
 MODEL = "MODEL"  # the model id's place in a corpus body
 RECORDING_MODEL = "recording-model"
 OUTPUT_CAP = 64  # the output tokens a corpus request may ask for in a run (agents ask for up to 32000)
-KEYS = {"anthropic": "sk-ant-recording-0000000000000000", "openai": "sk-recording-0000000000000000"}
+KEYS = {"anthropic": "sk-ant-recording-Q7w2Xk9Lm4Np8Tz", "openai": "sk-recording-Z3v8Rt5Yh1Jc6Wq"}
 WORKDIR = "/home/user/project"  # the agent's working directory as the corpus shows it
 
 

@@ -179,12 +179,33 @@ def responses_answer(body: dict[str, Any], script: Script) -> tuple[str, bytes]:
     events: list[tuple[str | None, dict[str, Any]]] = [
         ("response.created", {"type": "response.created", "response": base})]
     for index, item in enumerate(items):
-        events.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": index,
-                                                      "item": {**item, "status": "in_progress"}}))
+        added = {**item, "status": "in_progress"}
+        if item["type"] == "function_call":
+            added["arguments"] = ""
         if item["type"] == "message":
+            added["content"] = []
+        events.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": index,
+                                                      "item": added}))
+        if item["type"] == "function_call":
+            events += [("response.function_call_arguments.delta", {
+                "type": "response.function_call_arguments.delta", "item_id": item["id"], "output_index": index,
+                "delta": item["arguments"]}),
+                ("response.function_call_arguments.done", {
+                    "type": "response.function_call_arguments.done", "item_id": item["id"], "output_index": index,
+                    "arguments": item["arguments"]})]
+        if item["type"] == "message":
+            part = {"type": "output_text", "text": "", "annotations": []}
+            events.append(("response.content_part.added", {"type": "response.content_part.added",
+                                                           "item_id": item["id"], "output_index": index,
+                                                           "content_index": 0, "part": part}))
             events.append(("response.output_text.delta", {"type": "response.output_text.delta",
                                                           "item_id": item["id"], "output_index": index,
                                                           "content_index": 0, "delta": TEXT}))
+            events += [("response.output_text.done", {"type": "response.output_text.done", "item_id": item["id"],
+                                                      "output_index": index, "content_index": 0, "text": TEXT}),
+                       ("response.content_part.done", {"type": "response.content_part.done", "item_id": item["id"],
+                                                       "output_index": index, "content_index": 0,
+                                                       "part": {**part, "text": TEXT}})]
         events.append(("response.output_item.done", {"type": "response.output_item.done", "output_index": index,
                                                      "item": item}))
     events.append(("response.completed", {"type": "response.completed", "response": done}))
@@ -251,6 +272,8 @@ class Recorder:
             def _reply(self, status: int, ctype: str, data: bytes) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
+                if ctype == "text/event-stream":
+                    self.send_header("Cache-Control", "no-cache")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
