@@ -31,6 +31,7 @@ def sidecar(ex: Exchange, source: str, profile: str) -> dict[str, Any]:
         "request_http_version": ex.request_http_version, "intent": ex.intent,
         "observations": {k: v for k, v in ex.observations.to_json().items() if k != "elapsed_s"}, "profile": profile,
         "arrivals": [list(p) for p in ex.arrivals],
+        **({"scenario": ex.scenario} if ex.scenario.startswith("agent-") else {}),  # AGT-001 reads it
         "expected": {"failed": failed, "assembled": {k: assembled[k] for k in PINNED if k in assembled}},
     }
 

@@ -31,8 +31,9 @@ from typing import Any, cast
 
 import numpy as np
 
-VERSION = "3"  # 3: one attention head
+VERSION = "4"  # 3: one attention head; 4: a 65,536-token context stated (an agent's prompt fits)
 HEAD_DIM = 64
+CONTEXT = 65536  # tokens: what the model states, as the reference server serves it (engine.DEFAULT_CONTEXT)
 MODEL_ID = "chat-conformance/bigram-ref"
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|mode:answer|>", "<|mode:think|>",
            "<|mode:tool|>", "<|mode:json|>", "<|mode:long|>"]
@@ -217,14 +218,14 @@ def build(out: Path) -> Path:
         "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": hidden,
         "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 1,
         "num_key_value_heads": 1, "head_dim": HEAD_DIM, "rms_norm_eps": 1e-6, "vocab_size": vocab_size,
-        "max_position_embeddings": 4096, "rope_theta": 10000.0, "tie_word_embeddings": False,
+        "max_position_embeddings": CONTEXT, "rope_theta": 10000.0, "tie_word_embeddings": False,
         "bos_token_id": ids["<|endoftext|>"], "eos_token_id": ids[EOS], "torch_dtype": "float32",
         "hidden_act": "silu",
     }
     (out / "config.json").write_text(json.dumps(config, indent=2))
     (out / "generation_config.json").write_text(json.dumps({"eos_token_id": ids[EOS]}))
     tok_config = {
-        "tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": 4096, "chat_template": CHAT_TEMPLATE,
+        "tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": CONTEXT, "chat_template": CHAT_TEMPLATE,
         "eos_token": EOS, "pad_token": "<|endoftext|>", "bos_token": None, "clean_up_tokenization_spaces": False,
         "add_bos_token": False, "response_template": RESPONSE_TEMPLATE,
     }

@@ -232,12 +232,15 @@ def refused_field(message: str, body: Any) -> str:
     """The field a refusal names: a dotted path in the message (``messages.1.role``), else the longest field name
     or type tag of the request that the message mentions; "" when it names none."""
     dotted = [m.group(0) for m in DOTTED.finditer(message) if not re.fullmatch(r"[\d.]+", m.group(0))]
+    located = re.search(r"\(\s*'body',\s*'(\w+)',\s*(\d+)", message)  # pydantic's loc tuple (FastAPI servers)
+    if located:
+        dotted.insert(0, f"{located.group(1)}.{located.group(2)}")
     names: set[str] = set()
     _keys(body, names)
     for path in dotted:
         if path.split(".", 1)[0] in names:
             return path
-    if re.search(r"context (length|window)|too long|maximum context", message, re.I):
+    if re.search(r"context (length|window|size)|too long|maximum context", message, re.I):
         return "the prompt's length (context)"
     mentioned = [n for n in names if len(n) > 2 and re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])",
                                                             message)]

@@ -146,7 +146,7 @@ class ClientCannotRun(Exception):
 def _judge(fx: Fixture, got: dict[str, Any] | None, failed: list[str], wrong_paths: list[str] | None = None) -> list[str]:
     paths = [f"path: the client asked for {p}, which the server does not serve (seed 003 §1: a base URL with "
              "and without /v1 both lead to /v1/chat/completions)" for p in sorted(set(wrong_paths or []))]
-    return paths + (failed if got is None else compare(expected(fx), got))
+    return paths + (failed if got is None else [*failed, *compare(expected(fx), got)])
 
 
 def run_client(command: list[str], fixtures: list[Fixture], chunkings_: list[str], seed: int = 0,

@@ -172,7 +172,7 @@ def _agent_request_cell(doc: dict[str, Any] | None, agent: str) -> str:
     skipped = [c for c in checks if c.get("outcome") == "skipped"]
     if skipped or not statuses:
         why = str(skipped[0].get("message", "")) if skipped else "not in this run"
-        return f"not run ({why[:80]})"
+        return f"not run ({why.split(':', 1)[0][:60]})"  # the capability; its evidence is in the run's report
     return "not answered (" + ", ".join(f"{k[len(prefix):]}: {v}" for k, v in sorted(statuses.items())) + ")"
 
 

@@ -63,6 +63,8 @@ def test_each_request_is_a_scenario_with_the_runs_model_and_a_cap() -> None:
     ("output_config: Extra inputs are not permitted", "output_config"),
     ("This model's maximum context length is 4096 tokens", "the prompt's length (context)"),
     ("tools[8] web_search is not supported", "web_search"),
+    ("7 validation errors: {'type': 'literal_error', 'loc': ('body', 'messages', 2, 'ChatCompletionRequestSystemMessage',"
+     " 'role'), 'msg': \"Input should be 'system'\"} tool_call_id", "messages.2"),
     ("something went wrong", ""),
 ])
 def test_a_refusal_names_the_field_of_the_request(message: str, field: str) -> None:

@@ -409,7 +409,10 @@ class Assembler:
         if self.state != "failed" and self.open_block is not None:
             self._violate("MSG-009", None, f"content block {self.open_block} started and never stopped",
                           "content_block_stop for every block")
+        last = max((b.index for b in a.blocks.values()), default=None)
         for block in a.calls:
+            if a.stop_reason == "max_tokens" and block.index == last:
+                continue  # cut by max_tokens inside its input: Anthropic's tool-use page says the input is incomplete
             if block.state == "stopped" and block.input is INVALID:
                 self._violate("MSG-010", None, f"tool_use block {block.index}: joined partial_json "
                               f"{_clip(block.text)} that does not parse", "partial_json pieces that join into a JSON "
