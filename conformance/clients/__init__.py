@@ -313,8 +313,9 @@ def _batch(command: list[str], server: Any, fixtures: list[Any], timeout: float)
     server.fixture, server.served = (fixtures[0] if server.limit is not None else None), 0
     server.wrong_paths.clear()
     server.wrong_at.clear()
-    env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "replay", "OLLAMA_HOST": server.host_url,
-           "ANTHROPIC_BASE_URL": server.host_url, "ANTHROPIC_API_KEY": "replay",
+    from conformance.protocols import client_environment
+
+    env = {**os.environ, **client_environment(server.base_url, server.host_url),
            "CONFORMANCE_REPLAY_COUNT": str(len(fixtures)),
            "CONFORMANCE_REPLAY_PATHS": ",".join(served_path(fx) for fx in fixtures)}
     try:

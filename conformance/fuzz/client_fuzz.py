@@ -109,9 +109,10 @@ class _Runner:
     def __call__(self, fx: Fixture) -> tuple[dict[str, Any] | None, list[str]]:
         self.server.fixture = fx
         self.server.wrong_paths.clear()
-        env = {**os.environ, "OPENAI_BASE_URL": self.server.base_url, "OPENAI_API_KEY": "replay",
-               "OLLAMA_HOST": self.server.host_url, "ANTHROPIC_BASE_URL": self.server.host_url,
-               "ANTHROPIC_API_KEY": "replay", "CONFORMANCE_REPLAY_PATH": served_path(fx)}
+        from conformance.protocols import client_environment
+
+        env = {**os.environ, **client_environment(self.server.base_url, self.server.host_url),
+               "CONFORMANCE_REPLAY_PATH": served_path(fx)}
         try:
             proc = subprocess.run(self.command, env=env, capture_output=True, timeout=self.timeout,
                                   check=False, stdin=subprocess.DEVNULL)

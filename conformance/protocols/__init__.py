@@ -71,6 +71,9 @@ class Protocol:
     # whether a successful answer to a capability's probe shows the capability ((supported, evidence)), for the
     # capabilities whose evidence is in the answer (None: answered is supported)
     shows: Callable[[str, Any], tuple[bool, str] | None] | None = None
+    # the environment a client library of this protocol reads its server from, given the replay's /v1 base URL and
+    # its root (the base URL and key variables of the protocol's SDKs); None: OPENAI_BASE_URL and OPENAI_API_KEY
+    client_env: Callable[[str, str], dict[str, str]] | None = None
 
     def request_headers(self, api_key: str | None) -> dict[str, str]:
         if self.headers is not None:
@@ -79,6 +82,17 @@ class Protocol:
 
     def endpoint_of(self, path: str) -> str | None:
         return next((name for suffix, name in self.routes if path.endswith(suffix)), None)
+
+
+def client_environment(base_url: str, host_url: str) -> dict[str, str]:
+    """What client libraries and agents read their server from, for every protocol's SDKs (``conformance clients``,
+    ``fuzz-client``): the replay's URLs in each protocol's variables, a key that is no secret."""
+    env = {"OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "replay"}
+    for name in REGISTRY:
+        protocol = by_name(name)
+        if protocol.client_env is not None:
+            env.update(protocol.client_env(base_url, host_url))
+    return env
 
 
 def bearer(api_key: str | None) -> dict[str, str]:

@@ -94,6 +94,8 @@ PROTOCOL = Protocol(
     routes=(("/messages/count_tokens", "messages-count-tokens"), ("/messages", "messages")), framing="sse",
     streams_by_default=False, analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers,
     sniff=sniff, path="/v1/messages", client_view=client_view, openai=False, headers=headers, shows=shows,
+    # Anthropic's SDKs and Claude Code take the root (they add /v1/messages) and the key in ANTHROPIC_API_KEY
+    client_env=lambda base_url, host_url: {"ANTHROPIC_BASE_URL": host_url, "ANTHROPIC_API_KEY": "replay"},
 )
 
 __all__ = ["NAME", "PROTOCOL", "VERSION", "Answer", "Assembler", "Block", "Event", "Violation", "answers",

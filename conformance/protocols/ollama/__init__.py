@@ -57,6 +57,7 @@ PROTOCOL = Protocol(
     routes=(("/api/chat", "ollama-chat"), ("/api/generate", "ollama-generate"), ("/api/pull", "ollama-pull"),
             ("/api/tags", "ollama-tags")),
     analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers, openai=False,
+    client_env=lambda base_url, host_url: {"OLLAMA_HOST": host_url},  # the ollama libraries take the root
 )
 
 __all__ = ["NAME", "PROTOCOL", "assemble_frames"]
