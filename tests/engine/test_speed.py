@@ -15,8 +15,11 @@ def test_overflow_prompt_is_sized_from_the_context_the_server_states(ref_server:
     settings = build_settings(base_url=ref_server.base_url, scenarios=["error-context-overflow"], report_dir=tmp_path)
     result = execute(settings)
     assert not result.failed_gate(), [v for v in result.rule_verdicts() if v.outcome == "failed"]
+    import gzip
+
     meta = json.loads(next((tmp_path / "wire").glob("*-error-context-overflow.json")).read_text(encoding="utf-8"))
-    words = meta["request"]["messages"][0]["content"].split()
+    request = meta.get("request") or json.loads(gzip.decompress((tmp_path / "wire" / meta["request_file"]).read_bytes()))
+    words = request["messages"][0]["content"].split()
     assert len(words) == 65536 + 16384  # the reference server's /health says max_context 65536
     assert meta["status"] == 400
 

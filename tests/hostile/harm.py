@@ -48,7 +48,11 @@ def harms(output: bytes, out: Path, key: str | None, targets: list[str]) -> list
         found.append("raw escape on the terminal")
     if key and (_leaks(text, key) or _written_key(out, key)):
         found.append("unmasked key")
-    unchosen = sorted({t for t in targets if CHOSEN.fullmatch(t.split("?", 1)[0]) is None or "?" in t or "#" in t})
+    from conformance.agents import corpus
+
+    recorded = {e.path for e in corpus()}  # the agents' own paths, query included (Claude Code's ?beta=true)
+    unchosen = sorted({t for t in targets if t not in recorded and (
+        CHOSEN.fullmatch(t.split("?", 1)[0]) is None or "?" in t or "#" in t)})
     if unchosen:
         found.append(f"request to an unchosen path ({unchosen[0][:60]!r})")
     return found

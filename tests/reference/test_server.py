@@ -88,7 +88,7 @@ CASES = [
     ("bad-tool-schema", {"messages": HELLO, "tools": [{"type": "function", "function": {
         "name": "f", "parameters": {"type": "string"}}}]}, 400, "invalid_tool_schema", "tools[0].function.parameters"),
     ("unknown-model", {"model": "nope", "messages": HELLO}, 404, "model_not_found", "model"),
-    ("context", {"messages": [{"role": "user", "content": "hi " * 5000}]}, 400, "context_length_exceeded", "messages"),
+    ("context", {"messages": [{"role": "user", "content": "hi " * 70000}]}, 400, "context_length_exceeded", "messages"),
 ]
 
 
