@@ -73,15 +73,21 @@ class Entry:
     def request_body(self, model: str) -> dict[str, Any]:
         """The body for a run: the run's model in place of MODEL (everywhere the recording had it), the output
         capped at OUTPUT_CAP tokens (the field the protocol names, added when the agent sent none)."""
+        from conformance.engine.kinds import CAP_FIELDS
+        from conformance.protocols import by_name
+
         text = json.dumps(self.body).replace(json.dumps(MODEL)[1:-1], json.dumps(model)[1:-1])
         body: dict[str, Any] = json.loads(text)
-        cap = {"messages": "max_tokens", "responses": "max_output_tokens", "chat": "max_tokens"}.get(self.protocol)
-        if cap:
-            body[cap] = min(int(body.get(cap) or OUTPUT_CAP), OUTPUT_CAP)
-            if self.protocol == "chat" and "max_completion_tokens" in body:
-                body["max_completion_tokens"] = min(int(body["max_completion_tokens"]), OUTPUT_CAP)
-        elif self.protocol == "ollama":
-            body["options"] = {**(body.get("options") or {}), "num_predict": OUTPUT_CAP}
+        capped = [k for k in CAP_FIELDS if isinstance(body.get(k), int)]
+        for key in capped:
+            body[key] = min(body[key], OUTPUT_CAP)
+        if not capped:
+            *parents, leaf = by_name(self.protocol).cap_field.split(".")
+            place = body
+            for name in parents:
+                place[name] = dict(place.get(name) or {})
+                place = place[name]
+            place[leaf] = min(int(place.get(leaf) or OUTPUT_CAP), OUTPUT_CAP)
         return body
 
 
@@ -133,7 +139,7 @@ def scrub(text: str, workdir: str, home: str) -> str:
 def record(name: str, root: Path, out: Path = CORPUS, timeout: float = 300.0) -> list[Path]:
     """Run the agent (installed pinned by its client, into ``root``) against the recording server; its requests to
     its protocol's route written to ``out`` (the old ones of this agent removed). Returns the files written."""
-    from conformance.agents.recorder import Recorder, Script
+    from conformance.agents.recorder import Recorder, Script, has_result
     from conformance.clients import ADAPTERS, CLIENTS, environment
 
     agent = AGENTS[name]
@@ -170,7 +176,7 @@ def record(name: str, root: Path, out: Path = CORPUS, timeout: float = 300.0) ->
             body = req.body if isinstance(req.body, dict) else {}
             if isinstance(body.get("client_metadata"), dict):  # Codex's map, in no fixed order
                 body["client_metadata"] = dict(sorted(body["client_metadata"].items()))
-            turn = "tool-result" if _has_result(body) else "first"
+            turn = "tool-result" if has_result(body) else "first"
             text = scrub(json.dumps(body, ensure_ascii=False), workdir, os.path.expanduser("~"))
             text = text.replace(json.dumps(RECORDING_MODEL)[1:-1], MODEL)
             headers = {k: scrub(v, workdir, "").replace(RECORDING_MODEL, MODEL) for k, v in sorted(req.headers.items())
@@ -182,12 +188,6 @@ def record(name: str, root: Path, out: Path = CORPUS, timeout: float = 300.0) ->
             path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
             written.append(path)
     return written
-
-
-def _has_result(body: dict[str, Any]) -> bool:
-    from conformance.agents.recorder import _has_result as has
-
-    return has(body)
 
 
 SCENARIO_PREFIX = "agent-"
@@ -250,9 +250,9 @@ def refused_field(message: str, body: Any) -> str:
 def scenarios() -> list[Any]:
     """A scenario per corpus request: sent as the agent sent it, with the run's model and the output capped."""
     from conformance.client import Request
+    from conformance.model.capabilities import CAPABILITIES
     from conformance.scenarios import Scenario
 
-    needs = {"messages": "messages", "responses": "responses", "ollama": "ollama", "chat": None}
     out = []
     for entry in corpus():
         path = entry.path  # as sent, query included (Claude Code's ?beta=true)
@@ -263,7 +263,7 @@ def scenarios() -> list[Any]:
             return Request(path=path, body=entry.request_body(ctx.model), headers=dict(headers))
 
         turn = entry.turn + (f", sending back {' and '.join(entry.sends_back)}" if entry.sends_back else "")
-        out.append(Scenario(f"{SCENARIO_PREFIX}{entry.name}", "agents", build, needs=needs.get(entry.protocol),
+        out.append(Scenario(f"{SCENARIO_PREFIX}{entry.name}", "agents", build, needs=entry.protocol if entry.protocol in CAPABILITIES else None,
                             description=f"{AGENTS[entry.agent].title if entry.agent in AGENTS else entry.agent} "
                             f"{entry.version}'s {turn} request on {path.split('?', 1)[0]}, as recorded (the run's "
                             f"model, output capped at {OUTPUT_CAP} tokens).", tags=("agent",)))

@@ -59,7 +59,7 @@ def scrub_headers(headers: Any, secret: str) -> dict[str, str]:
     return out
 
 
-def _has_result(body: dict[str, Any]) -> bool:
+def has_result(body: dict[str, Any]) -> bool:
     """Whether the history already carries a tool's result (the agent ran the call)."""
     for msg in body.get("messages") or []:
         if not isinstance(msg, dict):
@@ -86,7 +86,7 @@ def _tool_names(body: dict[str, Any]) -> list[str]:
 
 
 def choose_call(body: dict[str, Any], script: Script) -> tuple[str, dict[str, Any]] | None:
-    if _has_result(body):
+    if has_result(body):
         return None
     for name in _tool_names(body):
         if name in script.calls:

@@ -353,7 +353,6 @@ def _agent_batch(command: list[str], server: Any, fixtures: list[Any], timeout: 
     for fx in fixtures:
         server.limit, server.beyond = 1, 0
         [(got, problems)] = _batch(command, server, [fx], timeout)
-        server.fixture = None
         error = (got or {}).get("error")
         if server.beyond and isinstance(error, dict) and REPLAY_ENDED in str(error.get("message", "")):
             got = {**(got or {}), "error": None}  # the 503 was the replay's, not the server's

@@ -12,6 +12,7 @@ from typing import Any
 
 from conformance.body import held
 from conformance.checks import judged
+from conformance.checks.transport import silences
 from conformance.engine.kinds import CAP_FIELDS, kind_of
 from conformance.engine.runner import Outcome
 from conformance.exchange import Exchange, analyze
@@ -225,8 +226,6 @@ def judge_run(outcomes: list[Outcome], settings: Settings, model: str, *, tool: 
             entry["retried"] = "; ".join(retried)
         if (first.header("content-type") or "").startswith("text/event-stream") and first.arrivals:
             entry["timeline"] = timeline(first.arrivals)
-            from conformance.checks.transport import silences
-
             first_byte, gap = silences(first.arrivals)  # TRN-019's measure, reported for every stream
             entry["first_byte_s"], entry["longest_silence_s"] = round(first_byte, 3), round(gap, 3)
         result.scenarios.append(entry)

@@ -74,6 +74,9 @@ class Protocol:
     # the environment a client library of this protocol reads its server from, given the replay's /v1 base URL and
     # its root (the base URL and key variables of the protocol's SDKs); None: OPENAI_BASE_URL and OPENAI_API_KEY
     client_env: Callable[[str, str], dict[str, str]] | None = None
+    # the request field that caps the output tokens (dotted: a field inside an object), set where a request sent as
+    # recorded (the agents' corpus) asks for none
+    cap_field: str = "max_tokens"
 
     def request_headers(self, api_key: str | None) -> dict[str, str]:
         if self.headers is not None:

@@ -15,10 +15,7 @@ from _replay import blank, serve
 REQUEST: dict[str, Any] = {"model": "replay", "max_tokens": 256, "messages": [{"role": "user", "content": "Hi"}]}
 
 
-def _usage(usage: Any) -> dict[str, Any] | None:
-    if usage is None:
-        return None
-    prompt, completion = getattr(usage, "input_tokens", None), getattr(usage, "output_tokens", None)
+def _usage(prompt: Any, completion: Any) -> dict[str, Any]:
     total = prompt + completion if isinstance(prompt, int) and isinstance(completion, int) else None
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": total}
 
@@ -34,7 +31,8 @@ def _final(out: dict[str, Any], message: Any) -> None:
         elif kind == "tool_use":
             out["tool_calls"].append({"id": block.id, "name": block.name, "arguments": json.dumps(block.input)})
     out["finish_reason"] = message.stop_reason
-    out["usage"] = _usage(message.usage)
+    if message.usage is not None:
+        out["usage"] = _usage(message.usage.input_tokens, message.usage.output_tokens)
 
 
 def _raw(out: dict[str, Any], client: Any) -> None:
@@ -73,7 +71,7 @@ def _raw(out: dict[str, Any], client: Any) -> None:
             arguments = json.dumps(json.loads(block["json"])) if block["json"] else "{}"
             out["tool_calls"].append({"id": block["id"], "name": block["name"], "arguments": arguments})
     if usage:
-        out["usage"] = _usage(type("Usage", (), usage)())
+        out["usage"] = _usage(usage.get("input_tokens"), usage.get("output_tokens"))
 
 
 def one() -> dict[str, Any]:

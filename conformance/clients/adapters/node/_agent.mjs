@@ -25,3 +25,10 @@ export function run(args, cwd, env, timeoutMs = 90000) {
   const stderr = (proc.stderr || "").toString("utf8").trim().split("\n").filter(Boolean);
   return { lines, status: proc.status, signal: proc.signal, error: proc.error, stderr };
 }
+
+// how a run that printed no end of its own ended: the spawn's error, the signal, or its last line on stderr
+export function ended(got) {
+  if (got.error) return String(got.error.message);
+  if (got.signal) return `killed by ${got.signal}`;
+  return got.stderr.at(-1) || `exit ${got.status}`;
+}

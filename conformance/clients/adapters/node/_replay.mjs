@@ -37,3 +37,11 @@ export function pyJson(value) {
   if (Array.isArray(value)) return "[" + value.map(pyJson).join(", ") + "]";
   return "{" + Object.entries(value).map(([k, v]) => pyJson(k) + ": " + pyJson(v)).join(", ") + "}";
 }
+
+// usage as {input_tokens, output_tokens} (Anthropic's, Responses', Codex's) in chat's names, as the adapters print it
+export function usage(u) {
+  if (!u) return null;
+  const prompt = u.input_tokens ?? null, completion = u.output_tokens ?? null;
+  const total = Number.isInteger(prompt) && Number.isInteger(completion) ? prompt + completion : null;
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
+}

@@ -3,17 +3,10 @@
 // from the events; `create` iterates messages.create({stream: true}) and assembles the raw events as the SDK's
 // README shows. Prints one JSON object per request: what the user ends up with.
 import Anthropic from "@anthropic-ai/sdk";
-import { blank, failure, pyJson, serve, version } from "./_replay.mjs";
+import { blank, failure, pyJson, serve, usage, version } from "./_replay.mjs";
 
 const mode = process.argv[2] || "stream";
 const REQUEST = { model: "replay", max_tokens: 256, messages: [{ role: "user", content: "Hi" }] };
-
-function usage(u) {
-  if (!u) return null;
-  const prompt = u.input_tokens ?? null, completion = u.output_tokens ?? null;
-  const total = Number.isInteger(prompt) && Number.isInteger(completion) ? prompt + completion : null;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
-}
 
 function read(out, blocks) {
   for (const block of blocks) {

@@ -5,7 +5,7 @@
 // prints: the text and thinking blocks, the tool_use blocks, the result's stop_reason and usage, is_error.
 // `record` runs it against the recording server instead, for as many turns as it takes.
 import { fileURLToPath } from "node:url";
-import { scratch, run } from "./_agent.mjs";
+import { ended, scratch, run } from "./_agent.mjs";
 import { blank, pyJson, serve, version } from "./_replay.mjs";
 
 const mode = process.argv[2] || "replay";
@@ -51,8 +51,7 @@ async function one() {
     out.error = { message: `claude-code ${result.subtype || "error"}: ${why}`.slice(0, 300) };
     out.complete = !result.is_error;
   } else {
-    const why = got.error ? String(got.error.message) : got.signal ? `killed by ${got.signal}` : (got.stderr.at(-1) || `exit ${got.status}`);
-    out.error = { message: `claude-code printed no result: ${why}`.slice(0, 300) };
+    out.error = { message: `claude-code printed no result: ${ended(got)}`.slice(0, 300) };
   }
   return out;
 }

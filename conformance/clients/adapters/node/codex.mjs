@@ -7,8 +7,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { scratch, run } from "./_agent.mjs";
-import { blank, serve, version } from "./_replay.mjs";
+import { ended, scratch, run } from "./_agent.mjs";
+import { blank, serve, usage, version } from "./_replay.mjs";
 
 const mode = process.argv[2] || "replay";
 const CLI = fileURLToPath(new URL("./node_modules/@openai/codex/bin/codex.js", import.meta.url));
@@ -37,10 +37,7 @@ async function one() {
     else if (line.type === "turn.completed") {
       ended = true;
       out.complete = true;
-      const u = line.usage;
-      if (u) out.usage = { prompt_tokens: u.input_tokens ?? null, completion_tokens: u.output_tokens ?? null,
-                           total_tokens: Number.isInteger(u.input_tokens) && Number.isInteger(u.output_tokens)
-                             ? u.input_tokens + u.output_tokens : null };
+      if (line.usage) out.usage = usage(line.usage);
     } else if (line.type === "turn.failed" || line.type === "error") {
       ended = true;
       const message = (line.error && line.error.message) || line.message || "error";
@@ -48,8 +45,7 @@ async function one() {
     }
   }
   if (!ended) {
-    const why = got.error ? String(got.error.message) : got.signal ? `killed by ${got.signal}` : (got.stderr.at(-1) || `exit ${got.status}`);
-    out.error = { message: `codex printed no turn's end: ${why}`.slice(0, 300) };
+    out.error = { message: `codex printed no turn's end: ${ended(got)}`.slice(0, 300) };
   }
   return out;
 }
