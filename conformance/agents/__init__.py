@@ -263,7 +263,8 @@ def scenarios() -> list[Any]:
             return Request(path=path, body=entry.request_body(ctx.model), headers=dict(headers))
 
         turn = entry.turn + (f", sending back {' and '.join(entry.sends_back)}" if entry.sends_back else "")
-        out.append(Scenario(f"{SCENARIO_PREFIX}{entry.name}", "agents", build, needs=entry.protocol if entry.protocol in CAPABILITIES else None,
+        needs = entry.protocol if entry.protocol in CAPABILITIES else None  # chat is no capability: always served
+        out.append(Scenario(f"{SCENARIO_PREFIX}{entry.name}", "agents", build, needs=needs,
                             description=f"{AGENTS[entry.agent].title if entry.agent in AGENTS else entry.agent} "
                             f"{entry.version}'s {turn} request on {path.split('?', 1)[0]}, as recorded (the run's "
                             f"model, output capped at {OUTPUT_CAP} tokens).", tags=("agent",)))
