@@ -18,6 +18,13 @@ from typing import Any
 from conformance.wire.errors import WireError
 from conformance.wire.sse import DEFAULT_MAX_LINE, pieces
 
+_fast: Any
+try:
+    from orjson import loads as _fast
+except ImportError:  # pragma: no cover - orjson is a dependency
+    _fast = None
+_KEEP = 64  # the offsets of invalid UTF-8 kept (the count of lines is the decoder's own)
+
 
 class _Missing:
     """Sentinel for "no JSON value": the line was not valid JSON."""
@@ -112,14 +119,18 @@ class NDJSONDecoder:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            self.invalid_utf8.append(offset + exc.start)
+            if len(self.invalid_utf8) < _KEEP:  # a flood of invalid lines keeps the first offsets, not all
+                self.invalid_utf8.append(offset + exc.start)
             text = raw.decode("utf-8", errors="replace")
         value: Any = MISSING
         error: str | None = None
-        try:
-            value = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            error = f"not JSON: {exc}"[:200]
+        try:  # orjson first (about four times faster on a short frame); what it refuses the stdlib decides
+            value = _fast(text) if _fast is not None else json.loads(text)
+        except ValueError:
+            try:
+                value = json.loads(text)
+            except (ValueError, RecursionError) as exc:
+                error = f"not JSON: {exc}"[:200]
         line = NDJSONLine(self._count, offset, end, text, value, error, partial)
         self._count += 1
         return [line]

@@ -350,9 +350,11 @@ class SSEDecoder:
         last_id = self._last_id
         while i < n:
             line = lines[i]
-            if line[:6] == b"data: " and i + 1 < n and not lines[i + 1] and self._block_start is None:
+            if (line[:6] == b"data: " or line == b"data:") and i + 1 < n and not lines[i + 1] \
+                    and self._block_start is None:
                 # the commonest block, one data line and a blank line with nothing before it: dispatched here, and
-                # the copies of it that follow are a run (a block with invalid UTF-8 takes the general path)
+                # the copies of it that follow are a run (a block with invalid UTF-8 takes the general path; an
+                # empty data line is a run too: a flood of empty events is judged at the pace of one)
                 try:
                     value = line[6:].decode("utf-8")
                 except UnicodeDecodeError:

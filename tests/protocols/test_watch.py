@@ -102,7 +102,7 @@ PIECE = st.one_of(st.sampled_from(["", " ", "  ", "\t", "a", "ab", "<think>", "<
                                    "é", "\\", '"', "\n", "\u2028", "{}"]),
                   st.text(max_size=6))
 VARIANT = st.sampled_from(["text", "text", "text", "finish", "usage", "model", "role", "reasoning", "done", "error",
-                           "empty-choices", "escaped"])
+                           "empty-choices", "escaped", "empty-data", "not-json"])
 
 
 def _event(kind: str, piece: str) -> str:
@@ -122,6 +122,10 @@ def _event(kind: str, piece: str) -> str:
         return 'data: {"error": {"message": "x"}}\n\n'
     if kind == "empty-choices":
         return event([])
+    if kind == "empty-data":  # an event whose data is empty (a hostile flood of them: short-ndjson-lines)
+        return "data:\n\n"
+    if kind == "not-json":
+        return "data: " + (piece.replace("\n", " ").strip() or "x") + "?\n\n"
     if kind == "escaped":
         return text(piece).replace('"content": "', '"content": "\\u0041')
     return text(piece)
@@ -210,6 +214,8 @@ CONTINUED_BODIES = {
     "flood-after-finish": text("", finish="stop") + text("b") * 2_000 + "data: [DONE]\n\n",
     "repeats-the-answer": text("abcdefghijklmnopqrstuvwxyz") * 1_500 + "data: [DONE]\n\n",
     "two-floods": text("a") * 1_000 + text("b") * 1_000 + text("a") * 1_000 + "data: [DONE]\n\n",
+    "empty-events": text("a") + "data:\n\n" * 3_000 + text("", finish="stop") + "data: [DONE]\n\n" + "data:\n\n" * 500,
+    "empty-events-after-an-error": 'data: {"error": {"message": "x"}}\n\n' + "data:\n\n" * 2_000,
     "think": text("<think>") + text("x") * 1_500 + text("</think>") + text("y") * 1_500 + "data: [DONE]\n\n",
 }
 

@@ -370,6 +370,18 @@ class Assembler:
         if self._template is not None and self.result.done_end is None:
             text = _templated(run.event.data, self._template)
         if not text:  # not the template path, or no text: each copy as an event
+            if self.watch is not None and classify(run.event).kind == "invalid" and run.copies > 2:
+                # copies of a payload JSON refuses (a flood of empty events): once the second leaves the watch as it
+                # found it but for the counters a copy moves, every later copy would too; counted at once
+                before = self.watch.settled()
+                self.feed_events(run.events(2, 2))
+                if self.watch.settled() == before:
+                    step = run.copies * run.step
+                    self.watch.refused_repeats(run.copies - 2, run.event.index + run.copies,
+                                               run.event.offset + step, run.event.end + step)
+                    return
+                self.feed_events(run.events(3))
+                return
             self.feed_events(run.events(2))
             return
         before = self.watch.settled()

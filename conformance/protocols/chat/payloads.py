@@ -66,15 +66,26 @@ class Payload(NamedTuple):
     problem: str | None = None
 
 
+_REFUSED: dict[str, str] = {}  # short payloads JSON refused, and why: a flood of one (empty events) parsed once
+_REFUSED_SHORT, _REFUSED_KEPT = 64, 256
+
+
 def classify(event: SSEEvent) -> Payload:
     """Parse one event's data and name its kind from the top-level keys."""
-    if event.data == DONE:
+    data = event.data
+    if data == DONE:
         return Payload(event.index, event.offset, "done", None, event.type)
-    try:
-        value = loads_strict(event.data)
-    except ValueError as exc:
+    problem = _REFUSED.get(data) if len(data) <= _REFUSED_SHORT else None
+    if problem is None:
+        try:
+            value = loads_strict(data)
+        except ValueError as exc:
+            problem = str(exc)[:200]
+            if len(data) <= _REFUSED_SHORT and len(_REFUSED) < _REFUSED_KEPT:
+                _REFUSED[data] = problem
+    if problem is not None:
         kind = "error" if event.type == "error" else "invalid"
-        return Payload(event.index, event.offset, kind, event.data, event.type, str(exc)[:200])
+        return Payload(event.index, event.offset, kind, data, event.type, problem)
     return Payload(event.index, event.offset, _kind_of(value, event.type), value, event.type)
 
 

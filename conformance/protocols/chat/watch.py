@@ -520,6 +520,16 @@ class ChatWatch(EventWatch):
                 _add_piece(track, text * (count - 1))
             _add_piece(track, text)
 
+    def refused_repeats(self, count: int, index: int, offset: int, end: int) -> None:
+        """``count`` more copies of the last payload, one JSON refuses, settled (``settled`` unchanged by the last
+        copy), the last of them event ``index``: what ``event`` and ``payload`` would do with each, at once."""
+        self.events += count
+        self.last_end, self.last_index, self.last_offset = end, index, offset
+        if self.done is not None:
+            self.after_done += count
+        if self.errors:
+            self.after_error += count
+
     def _repeats(self, index: int, offset: int, track: ChoiceTrack, text: str) -> None:
         before_len, last = track.text_len, track.last
         if before_len >= 16 and len(text) >= before_len and _starts_with_text(text, track):
