@@ -23,6 +23,7 @@ try:
     from orjson import loads as _fast
 except ImportError:  # pragma: no cover - orjson is a dependency
     _fast = None
+_SHARED_LINE = 4096  # a line up to this long whose next line is a copy of it is decoded once
 _KEEP = 64  # the offsets of invalid UTF-8 kept (the count of lines is the decoder's own)
 
 
@@ -65,6 +66,8 @@ class NDJSONDecoder:
         self.invalid_utf8: list[int] = []
         self.tail_offset: int | None = None
         self.total_bytes = 0
+        self._prev_raw: bytes | None = None  # the last short line decoded, and its line: its copies share it
+        self._prev: NDJSONLine | None = None
 
     def feed(self, data: bytes) -> list[NDJSONLine]:
         """Decode more bytes; returns the lines completed by them."""
@@ -116,6 +119,11 @@ class NDJSONDecoder:
         if not raw.strip():
             self.blank_lines += 1
             return []
+        if raw == self._prev_raw and not partial:  # a copy of the line before (a flood): decoded once, shared
+            prev = self._prev
+            line = NDJSONLine(self._count, offset, end, prev.text, prev.value, prev.error, False)
+            self._count += 1
+            return [line]
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -133,6 +141,8 @@ class NDJSONDecoder:
                 error = f"not JSON: {exc}"[:200]
         line = NDJSONLine(self._count, offset, end, text, value, error, partial)
         self._count += 1
+        if len(raw) <= _SHARED_LINE:
+            self._prev_raw, self._prev = raw, line
         return [line]
 
 

@@ -373,3 +373,43 @@ def test_an_ollama_stream_past_the_old_byte_cap_is_judged_to_its_end_and_keeps_n
     assert a.answer["content"] == " w" * 30_000 and a.answer["usage"]["completion_tokens"] == 30_000
     ok = Exchange(request=ex.request, body=ollama_stream(30_000, "stop"), headers=ex.headers, path="/api/chat")
     assert [v.rule.id for v in evaluate(analyze(ok, "openai")) if str(v.outcome) == "failed"] == []
+
+
+OLLAMA_FRAMES = st.sampled_from([
+    b"{}", b"[]", b"7", b"nope", b'{"model": "m", "message": {"role": "assistant", "content": ""}, "done": false}',
+    b'{"model": "m", "message": {"role": "assistant", "content": " w"}, "done": false}',
+    b'{"model": "m", "response": "", "done": false}', b'{"model": "", "done": false}', b'{"done": true}',
+    b'{"model": "m", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop"}',
+    b'{"error": "boom"}', b'{"status": "pulling"}', b""])
+
+
+def ollama_judged(body: bytes, path: str, collapse: bool) -> tuple[Any, ...]:
+    import conformance.protocols.ollama as ollama_module
+
+    original = ollama_module.quiet
+    try:
+        if not collapse:
+            ollama_module.quiet = lambda _line: False  # every copy through FrameWatch.line
+        ex = Exchange(request={"model": "m", "messages": [{"role": "user", "content": "Hi"}]}, body=body,
+                      headers=(("content-type", "application/x-ndjson"),), path=path)
+        a = analyze(ex, "openai", list(range(64, len(body), 64)) or None)
+    finally:
+        ollama_module.quiet = original
+    found = [(v.rule.id, str(v.outcome), [(f.message, f.event_index, f.byte_offset) for f in v.findings])
+             for v in evaluate(a)]
+    watch = None if a.frames is None else {f.name: snapshot(getattr(a.frames, f.name)) for f in fields(a.frames)
+                                           if f.name != "assembled"}
+    return found, a.answer, watch
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(OLLAMA_FRAMES, st.sampled_from([1, 2, 3, 50])), min_size=1, max_size=10),
+       st.sampled_from(["/api/chat", "/api/generate", "/api/pull"]), st.booleans())
+def test_copies_of_a_quiet_ollama_frame_judge_as_each_frame(steps: list[tuple[bytes, int]], path: str,
+                                                           unended: bool) -> None:
+    """A flood of empty NDJSON frames (the hostile short-ndjson-lines) is counted a copy at a time by
+    FrameWatch.again: the verdicts, findings, answer and every field of the watch are what feeding each line gives."""
+    body = b"".join((frame + b"\n") * count for frame, count in steps)
+    if unended:
+        body = body.rstrip(b"\n")
+    assert ollama_judged(body, path, True) == ollama_judged(body, path, False)

@@ -8,7 +8,7 @@ from typing import Any
 from conformance.body import whole
 from conformance.protocols import Protocol
 from conformance.protocols.ollama.assembler import assemble_frames
-from conformance.protocols.ollama.watch import FrameWatch
+from conformance.protocols.ollama.watch import FrameWatch, quiet
 
 NAME = "ollama"
 
@@ -19,9 +19,14 @@ def analyze(a: Any, pieces: Any) -> None:
 
         decoder = NDJSONDecoder()
         watch = FrameWatch(chat=a.exchange.endpoint == "ollama-chat")
+        last: str | None = None  # the text of the line just fed, when its copies move only counters
         for piece in pieces:
             for line in decoder.feed(piece):
+                if line.text == last:
+                    watch.again(line)
+                    continue
                 watch.line(line)
+                last = line.text if quiet(line) else None
         for line in decoder.close():
             watch.line(line)
         a.ndjson, a.frames, a.answer = decoder, watch, watch.assembled.answer()

@@ -19,6 +19,18 @@ def terminal(value: Any) -> bool:
     return isinstance(value, dict) and (value.get("done") is True or "error" in value)
 
 
+def quiet(ln: NDJSONLine) -> bool:
+    """A whole line whose copies move only counters: no text to add, no end, no error."""
+    value = ln.value
+    if ln.partial or terminal(value):
+        return False
+    if not isinstance(value, dict):
+        return True
+    message = value.get("message")
+    texts = (message.get("content"), message.get("thinking")) if isinstance(message, dict) else ()
+    return not any(isinstance(t, str) and t for t in (*texts, value.get("response"), value.get("thinking")))
+
+
 @dataclass(slots=True)
 class Mark:
     """A line a finding names: where it starts and what it held."""
@@ -91,6 +103,21 @@ class FrameWatch:
             self.failed = True
             return
         self._shape(index, ln.offset, value)
+
+    def again(self, ln: NDJSONLine) -> None:
+        """A copy of the line just fed that carries no text and ends nothing (``quiet``): what ``line`` would do with
+        it, the counters only (every first mark it could set, the line before it set). A flood of empty frames is
+        judged at the pace of one."""
+        value = ln.value
+        self.last = Mark(self.lines, ln.offset, value)
+        self.lines += 1
+        if self.first_terminal is not None:
+            self.after_terminal += 1
+        if isinstance(value, dict):
+            self.frames += 1
+            self.last_frame = value
+            if value.get("done") is False:
+                self.undone += 1
 
     def _shape(self, index: int, offset: int, frame: dict[str, Any]) -> None:
         """OLL-007 and OLL-008 read the success frames up to the first of the wrong shape."""
