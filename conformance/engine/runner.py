@@ -199,14 +199,12 @@ class Runner:
             self._count_silence(ex)
         tries, waited = 0, 0.0
         unsaid = False  # a 429 that did not say when to come back: backed off as the SDKs do
-        stood = False
         while (wait := retry_after(ex, tries)) is not None and req.hold is None:
             unsaid = unsaid or ex.header("retry-after") is None
             # the request and its retries share one time limit, T (--timeout's total): the run's bound holds
             budget = max(limits.total, self.settings.limits.total) - (time.monotonic() - start) - wait
             left = min(limits.total, budget)
-            if left < min(limits.total, MIN_RETRY_S) or waited + wait > RETRY_BUDGET_S:
-                stood = True  # a cooldown its own tries renew (LiteLLM's): the 429 stands, the request is not judged
+            if left < min(limits.total, MIN_RETRY_S):
                 break
             # a 429 that says when to come back (a proxy's cooldown, a full queue) is not a verdict about the
             # request: it is waited out and sent again while T allows, and the report says so. The burst's 429s
@@ -218,7 +216,7 @@ class Runner:
             times = "once" if tries == 1 else f"{tries} times"
             ex = replace(ex, observations=ex.observations.with_(
                 retried=f"429 {'without Retry-After (backed off as the SDKs do)' if unsaid else 'with Retry-After'}: "
-                        f"waited {waited:g} s and sent again {times}{'; the 429 stood' if stood else ''}"))
+                        f"waited {waited:g} s and sent again {times}"))
         if (ex.observations.aborted in LOST and req.hold is None and req.retry_lost) or self.cut_short(req, ex) \
                 or (ex.observations.aborted in BUSY and req.hold is None and self.gate.overlapped()):
             # a refusal deadline missed, or a request body the server stopped reading, while the suite's other
@@ -526,11 +524,6 @@ class Runner:
 
 RETRY_AFTER_CAP_S = 10.0  # a longer wait is not waited out: the 429 stands
 MIN_RETRY_S = 5.0  # what must be left of the request's time limit after the wait to send it again
-# the waits of one request in all: past it the 429 stands. LiteLLM's proxy renews its cooldown on each try of a bad or
-# unserved request (a failure rate over 50% in the minute, litellm router_utils/cooldown_handlers.py), so waiting on
-# was never answered: error-wrong-type waited 90 s and still got 429 (reports/litellm-proxy, 2026-12-06). 15 s is
-# three 5 s cooldowns, or the SDKs' backoff (1, 2, 4, 8 s) four times.
-RETRY_BUDGET_S = 15.0
 
 
 BACKOFF_S = (1.0, 2.0, 4.0, 8.0)  # a 429 without Retry-After: the waits before each new try, the last one repeated
