@@ -383,18 +383,20 @@ OLLAMA_FRAMES = st.sampled_from([
     b'{"error": "boom"}', b'{"status": "pulling"}', b""])
 
 
-def ollama_judged(body: bytes, path: str, collapse: bool) -> tuple[Any, ...]:
+def ollama_judged(body: bytes, path: str, collapse: bool, step: int | None) -> tuple[Any, ...]:
     import conformance.protocols.ollama as ollama_module
+    import conformance.wire.ndjson as ndjson_module
 
-    original = ollama_module.quiet
+    original, runs = ollama_module.quiet, ndjson_module.RUN_MIN
     try:
         if not collapse:
             ollama_module.quiet = lambda _line: False  # every copy through FrameWatch.line
+            ndjson_module.RUN_MIN = 1 << 40  # and no run: every copy decoded as a line
         ex = Exchange(request={"model": "m", "messages": [{"role": "user", "content": "Hi"}]}, body=body,
                       headers=(("content-type", "application/x-ndjson"),), path=path)
-        a = analyze(ex, "openai", list(range(64, len(body), 64)) or None)
+        a = analyze(ex, "openai", (list(range(step, len(body), step)) or None) if step else None)
     finally:
-        ollama_module.quiet = original
+        ollama_module.quiet, ndjson_module.RUN_MIN = original, runs
     found = [(v.rule.id, str(v.outcome), [(f.message, f.event_index, f.byte_offset) for f in v.findings])
              for v in evaluate(a)]
     watch = None if a.frames is None else {f.name: snapshot(getattr(a.frames, f.name)) for f in fields(a.frames)
@@ -404,12 +406,14 @@ def ollama_judged(body: bytes, path: str, collapse: bool) -> tuple[Any, ...]:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(OLLAMA_FRAMES, st.sampled_from([1, 2, 3, 50])), min_size=1, max_size=10),
-       st.sampled_from(["/api/chat", "/api/generate", "/api/pull"]), st.booleans())
+       st.sampled_from(["/api/chat", "/api/generate", "/api/pull"]), st.booleans(),
+       st.sampled_from([None, 7, 64, 1000]))
 def test_copies_of_a_quiet_ollama_frame_judge_as_each_frame(steps: list[tuple[bytes, int]], path: str,
-                                                           unended: bool) -> None:
-    """A flood of empty NDJSON frames (the hostile short-ndjson-lines) is counted a copy at a time by
-    FrameWatch.again: the verdicts, findings, answer and every field of the watch are what feeding each line gives."""
+                                                           unended: bool, step: int | None) -> None:
+    """A flood of empty NDJSON frames (the hostile short-ndjson-lines) comes from the decoder as runs and is counted
+    by FrameWatch.again: the verdicts, findings, answer and every field of the watch are what feeding and decoding
+    each line gives, whole or in pieces."""
     body = b"".join((frame + b"\n") * count for frame, count in steps)
     if unended:
         body = body.rstrip(b"\n")
-    assert ollama_judged(body, path, True) == ollama_judged(body, path, False)
+    assert ollama_judged(body, path, True, step) == ollama_judged(body, path, False, step)

@@ -15,13 +15,27 @@ NAME = "ollama"
 
 def analyze(a: Any, pieces: Any) -> None:
     if a.format == "ndjson":  # judged to its end, a line at a time: no line is kept (the streaming judge)
-        from conformance.wire.ndjson import NDJSONDecoder
+        from dataclasses import replace
 
-        decoder = NDJSONDecoder()
+        from conformance.wire.ndjson import NDJSONDecoder, NDJSONRun
+
+        decoder = NDJSONDecoder(runs=True)
         watch = FrameWatch(chat=a.exchange.endpoint == "ollama-chat")
         last: str | None = None  # the text of the line just fed, when its copies move only counters
         for piece in pieces:
             for line in decoder.feed(piece):
+                if isinstance(line, NDJSONRun):  # copies of the line before: counted at once when quiet
+                    first, step = line.line, line.step
+                    if first.text == last:
+                        watch.again(replace(first, index=first.index + 1, offset=first.offset + step,
+                                            end=first.end + step), line.copies, step)
+                        continue
+                    for k in range(1, line.copies + 1):
+                        copy = replace(first, index=first.index + k, offset=first.offset + k * step,
+                                       end=first.end + k * step)
+                        watch.line(copy)
+                    last = first.text if quiet(first) else None
+                    continue
                 if line.text == last:
                     watch.again(line)
                     continue

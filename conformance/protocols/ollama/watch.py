@@ -104,20 +104,20 @@ class FrameWatch:
             return
         self._shape(index, ln.offset, value)
 
-    def again(self, ln: NDJSONLine) -> None:
-        """A copy of the line just fed that carries no text and ends nothing (``quiet``): what ``line`` would do with
-        it, the counters only (every first mark it could set, the line before it set). A flood of empty frames is
-        judged at the pace of one."""
+    def again(self, ln: NDJSONLine, copies: int = 1, step: int = 0) -> None:
+        """``copies`` copies of the line just fed, the last ``(copies - 1) * step`` bytes after ``ln``, when it
+        carries no text and ends nothing (``quiet``): what ``line`` would do with each, the counters only (every
+        first mark it could set, the line before them set). A flood of empty frames is judged at the pace of one."""
         value = ln.value
-        self.last = Mark(self.lines, ln.offset, value)
-        self.lines += 1
+        self.last = Mark(self.lines + copies - 1, ln.offset + (copies - 1) * step, value)
+        self.lines += copies
         if self.first_terminal is not None:
-            self.after_terminal += 1
+            self.after_terminal += copies
         if isinstance(value, dict):
-            self.frames += 1
+            self.frames += copies
             self.last_frame = value
             if value.get("done") is False:
-                self.undone += 1
+                self.undone += copies
 
     def _shape(self, index: int, offset: int, frame: dict[str, Any]) -> None:
         """OLL-007 and OLL-008 read the success frames up to the first of the wrong shape."""
