@@ -12,7 +12,7 @@ Ollama reader of ../shared/seeds/002 parses it anyway, so it is also decoded, ma
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from conformance.wire.errors import WireError
@@ -59,6 +59,12 @@ class NDJSONRun:
     line: NDJSONLine
     copies: int
     step: int
+
+    def lines(self, first: int = 1, last: int | None = None) -> list[NDJSONLine]:
+        """Copies ``first`` to ``last`` (to the end of the run), as the decoder would have returned them."""
+        ln, step = self.line, self.step
+        return [replace(ln, index=ln.index + j, offset=ln.offset + j * step, end=ln.end + j * step)
+                for j in range(first, (self.copies if last is None else last) + 1)]
 
 
 class NDJSONDecoder:

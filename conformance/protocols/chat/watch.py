@@ -505,12 +505,7 @@ class ChatWatch(EventWatch):
     def repeats(self, count: int, index: int, offset: int, end: int, text: str) -> None:
         """``count`` more copies of the last chunk, settled (``settled`` unchanged by the last copy), the last of
         them event ``index``: what ``event`` and ``repeat`` would do with each, at once."""
-        self.events += count
-        self.last_end, self.last_index, self.last_offset = end, index, offset
-        if self.done is not None:
-            self.after_done += count
-        if self.errors:
-            self.after_error += count
+        self.refused_repeats(count, index, offset, end)  # what any copy moves; then what a chunk's copy moves
         self.last_plain_chunk = index
         self.output_chunks += count
         track = self.choices[0]

@@ -15,8 +15,6 @@ NAME = "ollama"
 
 def analyze(a: Any, pieces: Any) -> None:
     if a.format == "ndjson":  # judged to its end, a line at a time: no line is kept (the streaming judge)
-        from dataclasses import replace
-
         from conformance.wire.ndjson import NDJSONDecoder, NDJSONRun
 
         decoder = NDJSONDecoder(runs=True)
@@ -25,16 +23,12 @@ def analyze(a: Any, pieces: Any) -> None:
         for piece in pieces:
             for line in decoder.feed(piece):
                 if isinstance(line, NDJSONRun):  # copies of the line before: counted at once when quiet
-                    first, step = line.line, line.step
-                    if first.text == last:
-                        watch.again(replace(first, index=first.index + 1, offset=first.offset + step,
-                                            end=first.end + step), line.copies, step)
-                        continue
-                    for k in range(1, line.copies + 1):
-                        copy = replace(first, index=first.index + k, offset=first.offset + k * step,
-                                       end=first.end + k * step)
-                        watch.line(copy)
-                    last = first.text if quiet(first) else None
+                    if line.line.text == last:
+                        watch.again(line.lines(1, 1)[0], line.copies, line.step)
+                    else:
+                        for copy in line.lines():
+                            watch.line(copy)
+                        last = line.line.text if quiet(line.line) else None
                     continue
                 if line.text == last:
                     watch.again(line)
