@@ -48,15 +48,23 @@ def scenarios_for(rule_ids: frozenset[str] | None, chosen: frozenset[str] | None
     return [sc.name for sc in SCENARIOS if sc.name in names]
 
 
-def capabilities(outcomes: list[Outcome], settings: Settings) -> dict[str, dict[str, Any]]:
-    """Each capability, probed from the scenario that shows it (or expected by the user)."""
+def capabilities(outcomes: list[Outcome], settings: Settings,
+                 unsent: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """Each capability, probed from the scenario that shows it (or expected by the user); one whose probe was not
+    sent, its route not served (``unsent``), is unsupported with that evidence."""
     expect = settings.expect
     by_name = {o.scenario.name: o.exchanges[0] for o in outcomes}
     caps: dict[str, dict[str, Any]] = {}
     for name, scenario in CAPABILITY_SCENARIOS.items():
         ex = by_name.get(scenario)
-        supported, evidence = (False, f"scenario {scenario} did not run") if ex is None else _probe(name, ex, settings.profile)
-        source = "expected" if name in expect else "probed" if ex is not None else "not probed"
+        if ex is not None:
+            supported, evidence = _probe(name, ex, settings.profile)
+        elif unsent and scenario in unsent:
+            supported, evidence = False, unsent[scenario]
+        else:
+            supported, evidence = False, f"scenario {scenario} did not run"
+        source = "expected" if name in expect else "probed" if ex is not None or (unsent and scenario in unsent) \
+            else "not probed"
         caps[name] = {"supported": supported, "source": source, "evidence": evidence}
     return caps
 
@@ -204,9 +212,12 @@ _ALL_BUT_FUZZ = frozenset(r.id for r in RULES if r.category != "fuzz")
 
 
 def judge_run(outcomes: list[Outcome], settings: Settings, model: str, *, tool: dict[str, str], started_at: str,
-              duration_s: float, incomplete: dict[str, Any] | None = None) -> RunResult:
-    """The ``RunResult`` of recorded outcomes: every chosen rule judged (or listed as skipped, with why)."""
-    caps = capabilities(outcomes, settings)
+              duration_s: float, incomplete: dict[str, Any] | None = None,
+              unsent: dict[str, str] | None = None) -> RunResult:
+    """The ``RunResult`` of recorded outcomes: every chosen rule judged (or listed as skipped, with why). ``unsent``:
+    the scenarios not sent since their route is not served (``Runner.unserved``), listed with why."""
+    unsent = unsent or {}
+    caps = capabilities(outcomes, settings, unsent)
     rule_ids = judged_rules(settings)
     result = RunResult(tool=tool, started_at=started_at, duration_s=duration_s, strict=settings.strict,
                        target={"base_url": settings.base_url, "model": model, "profile": settings.profile,
@@ -229,7 +240,14 @@ def judge_run(outcomes: list[Outcome], settings: Settings, model: str, *, tool: 
             first_byte, gap = silences(first.arrivals)  # TRN-019's measure, reported for every stream
             entry["first_byte_s"], entry["longest_silence_s"] = round(first_byte, 3), round(gap, 3)
         result.scenarios.append(entry)
-    result.target["features"] = features(outcomes, result.checks, caps, settings)
+    for name, why in unsent.items():  # its category's rules skipped, as its sent scenario's would be
+        sc = BY_NAME[name]
+        skip = _skip_reason(sc.needs, caps, settings) or why
+        result.checks += [CheckEntry(r.id, r.category, r.level, name, Verdict.SKIPPED, skip)
+                          for r in RULES if r.category == sc.category and r.id in rule_ids]
+        result.scenarios.append({"name": name, "category": sc.category, "status": None, "elapsed_s": 0.0,
+                                 "aborted": None, "not_sent": why})
+    result.target["features"] = features(outcomes, result.checks, caps, settings, unsent)
     seen = {c.rule for c in result.checks}
     ran = {o.scenario.name for o in outcomes}
     for rule in RULES:  # a chosen rule no exchange could show is listed, not dropped
@@ -244,7 +262,7 @@ def judge_run(outcomes: list[Outcome], settings: Settings, model: str, *, tool: 
 
 
 def features(outcomes: list[Outcome], checks: list[CheckEntry], caps: dict[str, dict[str, Any]],
-             settings: Settings) -> dict[str, dict[str, str]]:
+             settings: Settings, unsent: dict[str, str] | None = None) -> dict[str, dict[str, str]]:
     """Each feature variant a scenario shows: supported, unsupported (with the evidence: the capability's probe
     or a documented refusal, a 4xx with code unsupported_value or invalid_value), or failed (the gating rules of
     the feature's own category that failed in its scenario: a chunk-envelope failure is not the feature's)."""
@@ -283,6 +301,10 @@ def features(outcomes: list[Outcome], checks: list[CheckEntry], caps: dict[str, 
         if state == "supported" and not sc.observable:  # e.g. an image to a text-only model, an effort level
             state, evidence = "accepted", f"{evidence}; an answer cannot show it was used"
         out[sc.variant] = {"state": state, "scenario": sc.name, "evidence": evidence}
+    for name in unsent or {}:  # a route not served: as its sent scenario would be, its category skipped
+        sc = BY_NAME[name]
+        if sc.variant and (skip := _skip_reason(sc.needs, caps, settings)):
+            out[sc.variant] = {"state": "unsupported", "scenario": sc.name, "evidence": skip}
     return out
 
 

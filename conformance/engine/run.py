@@ -128,6 +128,7 @@ def _live(settings: Settings, reference: bool, runner: Runner, events: queue.Que
         thread.join()
         outcomes = box[0]
     duration = time.monotonic() - clock
+    unsent = {n: runner.unsent[n] for n in names if n in runner.unsent}  # in run order
     incomplete: dict[str, Any] | None = None
     if runner.not_run or interrupted:
         reason = runner.stopped or f"the run timeout of {settings.run_timeout:g} s was reached"
@@ -136,10 +137,10 @@ def _live(settings: Settings, reference: bool, runner: Runner, events: queue.Que
             incomplete["interrupted"] = True
     if settings.report_dir is not None and settings.wire_log:
         wirelog.save(settings.report_dir, wirelog.WireRun(TOOL, started, duration, runner.model,
-                                                          settings_record(settings), incomplete),
+                                                          settings_record(settings), incomplete, unsent),
                      outcomes, Scrubber(settings.secrets), runner.ahead)
     result = judge_run(outcomes, settings, runner.model, tool=TOOL, started_at=started, duration_s=duration,
-                       incomplete=incomplete)
+                       incomplete=incomplete, unsent=unsent)
     yield from verdict_events(result)
 
 
@@ -185,5 +186,5 @@ def rejudge(directory: Path, settings_changes: dict[str, Any] | None = None) -> 
     # the rules that judge it are today's: the report names their rule set (the tool version stays the recorder's)
     result = judge_run(outcomes, settings, saved.model, tool={**saved.tool, "ruleset": RULESET_VERSION},
                        started_at=saved.started_at,
-                       duration_s=saved.duration_s, incomplete=saved.incomplete)
+                       duration_s=saved.duration_s, incomplete=saved.incomplete, unsent=saved.unsent)
     yield from verdict_events(result)

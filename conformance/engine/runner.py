@@ -30,11 +30,12 @@ from conformance.engine.kinds import Script, kind_of
 from conformance.errors import ConfigError, Unreachable
 from conformance.exchange import Exchange, analyze
 from conformance.model import BAD_INPUT, Intent
+from conformance.model.capabilities import CAPABILITY_SCENARIOS, ROUTE_CAPABILITIES, UNSERVED
 from conformance.model.observations import Observations
 from conformance.model.profiles import PROFILES
 from conformance.protocols import answers_for
 from conformance.repro import MAX_INLINE_BODY
-from conformance.scenarios import Context, Scenario, context_tokens
+from conformance.scenarios import BY_NAME, Context, Scenario, context_tokens
 from conformance.settings import Settings
 from conformance.wire.errors import WireError
 from conformance.wire.sse import SSEDecoder
@@ -172,6 +173,9 @@ class Runner:
         self.plain_first_event: float | None = None
         self.listed: list[str] | None = None  # the model ids GET /v1/models listed (None: no list)
         self.ahead: Ahead | None = None  # writes each exchange's wire log files as its scenario ends (engine.run)
+        self.unsent: dict[str, str] = {}  # scenarios not sent, their route not served (``unserved``): why
+        self._probed: dict[str, threading.Event] = {}  # a route's probe, set once it is recorded (or left out)
+        self._probe_status: dict[str, int | None] = {}
         served = "unknown-model-served" in PROFILES[settings.profile].allows
         self.refuse = BAD_INPUT - {Intent.UNKNOWN_MODEL} if served else BAD_INPUT  # requests under the refusal deadline
 
@@ -388,9 +392,44 @@ class Runner:
     # -- scenario kinds --------------------------------------------------------------------
 
     def run_scenario(self, sc: Scenario) -> Outcome | None:
-        """The scenario's outcome; None when the run timeout left it out or cut it (``not_run`` says so)."""
-        sent = self.send_scenario(sc)
-        return self.finish(sent) if sent is not None else None
+        """The scenario's outcome; None when the run timeout left it out or cut it (``not_run`` says so), or when
+        its route is not served (``unsent`` says so)."""
+        try:
+            if (why := self.unserved(sc)) is not None:
+                with self._lock:
+                    self.unsent[sc.name] = why
+                    self.total -= 1
+                return None
+            sent = self.send_scenario(sc)
+            if sc.name in self._probed:
+                self._probe_status[sc.name] = sent.exchanges[0].status if sent is not None else None
+            return self.finish(sent) if sent is not None else None
+        finally:
+            if sc.name in self._probed:
+                self._probed[sc.name].set()
+
+    def unserved(self, sc: Scenario) -> str | None:
+        """Why ``sc`` is not sent: the probe of a route it needs (``Capability.route``) answered 404, 405 or 501, so
+        the route is not served (a proxy whose backend lacks it, a server of one protocol). Its category's rules would
+        be skipped with the probe's evidence anyway; each request to an unserved route costs a proxy a failure (the
+        LiteLLM proxy cools its only deployment down on a 404: issue 44). None: send it (no such route, the probe not
+        in this run, or the route expected with --expect). Waits for the probe, which was submitted before it."""
+        needs, seen = sc.needs, set()
+        while needs is not None and needs not in ROUTE_CAPABILITIES and needs not in seen:
+            seen.add(needs)  # a capability probed by a scenario that needs a route (a probe may need its own)
+            needs = BY_NAME[CAPABILITY_SCENARIOS[needs]].needs
+        if needs is not None and needs not in ROUTE_CAPABILITIES:
+            return None
+        if needs is None or needs in self.settings.expect:
+            return None
+        probe = CAPABILITY_SCENARIOS[needs]
+        if probe == sc.name or probe not in self._probed:
+            return None
+        self._probed[probe].wait()
+        status = self._probe_status.get(probe)
+        if status not in UNSERVED:
+            return None
+        return f"not sent: capability {needs} unsupported ({probe} answered {status}: the route is not served)"
 
     def send_scenario(self, sc: Scenario) -> Sent | None:
         """The scenario's requests sent and their exchanges recorded (masked), nothing judged; None when the run
@@ -493,6 +532,8 @@ class Runner:
 
         ordered = [sc for sc in chosen if not kind_of(sc).alone and sc.name not in HEAVY]
         self.total = len(chosen)
+        probes = {CAPABILITY_SCENARIOS[c] for c in ROUTE_CAPABILITIES}
+        self._probed = {sc.name: threading.Event() for sc in ordered[1:] if sc.name in probes}
         first = self.send_scenario(ordered[0]) if ordered else None  # alone: a 401 ends the run here
         if first is not None:
             self.refuse_if_unauthorized(first.exchanges[0], f"the first request ({ordered[0].name})")
@@ -501,7 +542,11 @@ class Runner:
             head = pool.submit(self.finish, first) if first is not None else None  # judged while the others send
             if head is not None and self.settings.exitfirst:
                 head.result()  # -x: a gating failure of the first scenario stops the run before another is sent
-            rest = [o for o in pool.map(self.run_scenario, ordered[1:]) if o is not None]
+            # the routes' probes are submitted first (a scenario that needs a route waits for its probe: unserved),
+            # the outcomes are kept in run order
+            submitted = sorted(ordered[1:], key=lambda sc: sc.name not in self._probed)
+            futures = {sc.name: pool.submit(self.run_scenario, sc) for sc in submitted}
+            rest = [o for sc in ordered[1:] if (o := futures[sc.name].result()) is not None]
             outcomes = ([head.result()] if head is not None else []) + rest
         caps = capabilities(outcomes, self.settings)
         alone = [sc for sc in chosen if kind_of(sc).alone and (sc.needs is None or caps[sc.needs]["supported"]

@@ -18,7 +18,7 @@ import struct
 import tempfile
 import threading
 import zlib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ class WireRun:
     model: str
     settings: dict[str, Any]
     incomplete: dict[str, Any] | None = None  # the run timeout ended the run (RunResult.incomplete)
+    unsent: dict[str, str] = field(default_factory=dict)  # scenarios not sent, their route not served: why
 
 
 def _safe(name: str) -> str:
@@ -133,6 +134,8 @@ def save(directory: Path, run: WireRun, outcomes: list[Outcome], scrub: Scrubber
         listed.append({"scenario": outcome.scenario.name, "elapsed_s": outcome.elapsed_s,  # exact: reports round it
                        "reproducer": scrub.text(outcome.reproducer), "exchanges": files})
     doc = {"format": FORMAT, **asdict(run), "outcomes": listed}
+    if not run.unsent:  # kept out of the logs of runs that sent every scenario (most)
+        del doc["unsent"]
     (wire / "run.json").write_text(scrub.text(json_text(doc, indent=1)) + "\n", encoding="utf-8")
     har = to_har(run, saved, scrub)
     (wire / HAR_FILE).write_text(scrub.text(json_text(har, indent=1)) + "\n", encoding="utf-8")
@@ -272,7 +275,8 @@ def load(directory: Path) -> tuple[WireRun, list[Outcome]]:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("outcomes"), list):
         raise ConfigError(f"{str(wire / 'run.json')!r} is not a wire log of format {FORMAT}")
     run = WireRun(tool=doc["tool"], started_at=doc["started_at"], duration_s=float(doc["duration_s"]),
-                  model=str(doc["model"]), settings=dict(doc["settings"]), incomplete=doc.get("incomplete"))
+                  model=str(doc["model"]), settings=dict(doc["settings"]), incomplete=doc.get("incomplete"),
+                  unsent=_unsent(doc.get("unsent")))
     outcomes = []
     for item in doc["outcomes"]:
         scenario = BY_NAME.get(item["scenario"])
@@ -281,6 +285,13 @@ def load(directory: Path) -> tuple[WireRun, list[Outcome]]:
         exchanges = [_load_exchange(wire, stem) for stem in item["exchanges"]]
         outcomes.append(Outcome(scenario, exchanges, item["reproducer"], float(item["elapsed_s"])))
     return run, outcomes
+
+
+def _unsent(saved: Any) -> dict[str, str]:
+    """The saved scenarios not sent (a route not served) that this version has; a malformed entry says nothing."""
+    if not isinstance(saved, dict):
+        return {}
+    return {k: v for k, v in saved.items() if isinstance(k, str) and isinstance(v, str) and k in BY_NAME}
 
 
 def _load_exchange(wire: Path, stem: str) -> Exchange:

@@ -63,6 +63,11 @@ def run_notes(result: RunResult) -> list[str]:
     if retried:
         notes.append(f"retried: {len(retried)} scenario(s) sent again (a 429 with Retry-After waited out, or a lost "
                      f"connection sent again alone), not judged on the first answer: {where(retried)}")
+    unsent = [s for s in result.scenarios if s.get("not_sent")]
+    if unsent:
+        routes = sorted({str(s["not_sent"]).split(" (", 1)[0].removeprefix("not sent: ") for s in unsent})
+        notes.append(f"not sent: {len(unsent)} scenario(s) whose route is not served ({'; '.join(routes)}; "
+                     f"--expect sends them): {where([str(s['name']) for s in unsent])}")
     t = result.tokens
     if t:
         extra = [f"{t['uncapped']} request(s) without a cap"] if t.get("uncapped") else []

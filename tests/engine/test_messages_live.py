@@ -71,6 +71,8 @@ def test_a_broken_event_order_is_caught_live(tmp_path: Path) -> None:
 
 
 def test_a_server_without_the_messages_api_has_it_unsupported(tmp_path: Path) -> None:
+    """The probe's 404 says the route is not served: the other Messages scenarios are not sent (each would be a
+    404 more: a proxy's failure count, issue 44), and are listed as not sent; --expect sends them all, and fails."""
     with HostileServer(answer) as server:
         run = conformance("run", "--base-url", server.base_url, "--model", "m", "--category", "messages",
                           "--report-dir", str(tmp_path))
@@ -78,6 +80,25 @@ def test_a_server_without_the_messages_api_has_it_unsupported(tmp_path: Path) ->
     assert "messages no" in run.stdout
     seen = verdicts(tmp_path)
     assert seen["MSG-001"] == {"skipped"} and "failed" not in set().union(*seen.values())
+    assert [r.path for r in server.requests if "/messages" in r.path] == ["/v1/messages"]
+    scenarios = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["scenarios"]
+    unsent = [s["name"] for s in scenarios if s.get("not_sent")]
+    messages = [s["name"] for s in scenarios if s["category"] == "messages"]
+    assert unsent == [n for n in messages if n != "messages-stream"] and len(unsent) >= 18, unsent
+    assert {s["not_sent"] for s in scenarios if s.get("not_sent")} == {
+        "not sent: capability messages unsupported (messages-stream answered 404: the route is not served)"}
+    assert f"not sent: {len(unsent)} scenario(s) whose route is not served" in run.stdout
+    rejudged = conformance("rejudge", str(tmp_path), "--report-dir", str(tmp_path / "again"))
+    assert rejudged.returncode == 0, rejudged.stdout[-3000:]
+    again = json.loads((tmp_path / "again" / "results.json").read_text(encoding="utf-8"))
+    assert [s["name"] for s in again["scenarios"] if s.get("not_sent")] == unsent
+
+    with HostileServer(answer) as server:
+        expected = conformance("run", "--base-url", server.base_url, "--model", "m", "--category", "messages",
+                               "--expect", "messages", "--report-dir", str(tmp_path / "expected"))
+    assert expected.returncode == 1, expected.stdout[-3000:]
+    assert sum("/messages" in r.path for r in server.requests) > len(unsent)
+    assert "failed" in verdicts(tmp_path / "expected")["MSG-027"]
 
 
 def test_the_reference_server_refuses_a_wrong_key_in_the_anthropic_shape() -> None:
