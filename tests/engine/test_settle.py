@@ -1,0 +1,57 @@
+"""After the burst (twelve long streams left after their first event) the suite waits for the server to answer a
+plain request before the next scenario: a server still busy with the streams it was left (the LiteLLM proxy answered
+nothing for 14 to 32 s after one, issue 44) is not judged as missing the oversized body's deadline."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.hostile.servers import HostileServer, Req, answer, send
+
+pytestmark = pytest.mark.slow
+
+STALL_S = 12.0  # beyond the oversized body's answer deadline (min(10 s, --timeout))
+
+
+def test_the_oversized_body_is_sent_once_the_server_answers_again(tmp_path: Path) -> None:
+    burst_began: list[float] = []
+    lock = threading.Lock()
+
+    def behaviour(conn: socket.socket, req: Req) -> None:
+        body = req.json() or {}
+        if body.get("max_tokens") == 3000:  # one of the burst's streams
+            with lock:
+                if not burst_began:
+                    burst_began.append(time.monotonic())
+            answer(conn, req)
+            return
+        if burst_began and (left := burst_began[0] + STALL_S - time.monotonic()) > 0:
+            time.sleep(left)  # still busy with the streams it was left
+        if len(req.body) > 1 << 20:
+            send(conn, 413, {"Content-Type": "application/json"},
+                 b'{"error":{"message":"too large","type":"invalid_request_error","param":null,'
+                 b'"code":"payload_too_large"}}')
+            return
+        answer(conn, req)
+
+    with HostileServer(behaviour) as server:
+        run = subprocess.run([sys.executable, "-m", "conformance", "run", "--base-url", server.base_url, "--model", "m",
+                              "--scenario", "queue-full", "--scenario", "error-oversized", "--timeout", "30",
+                              "--report-dir", str(tmp_path)], capture_output=True, text=True, timeout=300, check=False)
+    assert "Traceback" not in run.stderr, run.stderr[-2000:]
+    doc = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    scenarios = {s["name"]: s for s in doc["scenarios"]}
+    assert scenarios["error-oversized"]["status"] == 413 and scenarios["error-oversized"]["aborted"] is None
+    failed = {(c["rule"], c["scenario"]) for c in doc["checks"] if c["outcome"] == "failed"}
+    assert not {f for f in failed if f[1] == "error-oversized"}, failed
+    burst = json.loads(next((tmp_path / "wire").glob("*-queue-full.json")).read_text(encoding="utf-8"))
+    settled = burst["observations"]["burst"]["settled_s"]
+    assert STALL_S - 6 < settled < STALL_S + 5, settled  # the wait was the server's stall
