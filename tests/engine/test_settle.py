@@ -55,3 +55,38 @@ def test_the_oversized_body_is_sent_once_the_server_answers_again(tmp_path: Path
     burst = json.loads(next((tmp_path / "wire").glob("*-queue-full.json")).read_text(encoding="utf-8"))
     settled = burst["observations"]["burst"]["settled_s"]
     assert STALL_S - 6 < settled < STALL_S + 5, settled  # the wait was the server's stall
+
+
+def test_the_wait_ends_when_the_server_is_back_at_its_own_pace(tmp_path: Path) -> None:
+    """A server that answers the first settle stream late but still at work (its first output after 3 s, as the
+    LiteLLM proxy's loop still relaying the burst's streams answered) is sent another, until one comes at pace."""
+    slow_until: list[float] = []
+    settles: list[float] = []
+    lock = threading.Lock()
+
+    def behaviour(conn: socket.socket, req: Req) -> None:
+        body = req.json() or {}
+        if body.get("max_tokens") == 3000:
+            with lock:
+                if not slow_until:
+                    slow_until.append(time.monotonic() + 9.0)
+            answer(conn, req)
+            return
+        if slow_until and time.monotonic() < slow_until[0]:
+            settles.append(time.monotonic())
+            time.sleep(3.0)  # busy: each answer late
+        if len(req.body) > 1 << 20:
+            send(conn, 413, {"Content-Type": "application/json"},
+                 b'{"error":{"message":"too large","type":"invalid_request_error","param":null,'
+                 b'"code":"payload_too_large"}}')
+            return
+        answer(conn, req)
+
+    with HostileServer(behaviour) as server:
+        run = subprocess.run([sys.executable, "-m", "conformance", "run", "--base-url", server.base_url, "--model", "m",
+                              "--scenario", "queue-full", "--scenario", "error-oversized", "--timeout", "30",
+                              "--report-dir", str(tmp_path)], capture_output=True, text=True, timeout=300, check=False)
+    assert "Traceback" not in run.stderr, run.stderr[-2000:]
+    burst = json.loads(next((tmp_path / "wire").glob("*-queue-full.json")).read_text(encoding="utf-8"))
+    settled = burst["observations"]["burst"]["settled_s"]
+    assert len(settles) >= 2 and settled is not None and settled >= 5.5, (settles, settled)
