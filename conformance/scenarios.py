@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.client import Request
-from conformance.model.capabilities import CAPABILITIES, CAPABILITY_SCENARIOS
+from conformance.model.capabilities import CAPABILITIES, CAPABILITY_SCENARIOS, ROUTE_CAPABILITIES
 
 __all__ = ["BY_NAME", "CAPABILITIES", "CAPABILITY_SCENARIOS", "SCENARIOS", "Context", "Scenario", "chat"]
 from conformance.model import Intent
@@ -450,3 +450,15 @@ def _agent_scenarios() -> list[Scenario]:
 
 SCENARIOS: tuple[Scenario, ...] = tuple(_scenarios()) + tuple(_protocol_scenarios()) + tuple(_agent_scenarios())
 BY_NAME = {sc.name: sc for sc in SCENARIOS}
+
+
+def route_needed(sc: Scenario) -> str | None:
+    """The protocol route (``Capability.route``) a scenario needs: its capability, or the one the probe of its
+    capability needs (messages-thinking's probe needs messages); None when it needs no route."""
+    needs, seen = sc.needs, set()
+    while needs is not None and needs not in seen:  # a probe may need its own capability (tools-auto)
+        if needs in ROUTE_CAPABILITIES:
+            return needs
+        seen.add(needs)
+        needs = BY_NAME[CAPABILITY_SCENARIOS[needs]].needs
+    return None

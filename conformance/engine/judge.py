@@ -52,19 +52,17 @@ def capabilities(outcomes: list[Outcome], settings: Settings,
                  unsent: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
     """Each capability, probed from the scenario that shows it (or expected by the user); one whose probe was not
     sent, its route not served (``unsent``), is unsupported with that evidence."""
-    expect = settings.expect
+    expect, unsent = settings.expect, unsent or {}
     by_name = {o.scenario.name: o.exchanges[0] for o in outcomes}
     caps: dict[str, dict[str, Any]] = {}
     for name, scenario in CAPABILITY_SCENARIOS.items():
         ex = by_name.get(scenario)
         if ex is not None:
             supported, evidence = _probe(name, ex, settings.profile)
-        elif unsent and scenario in unsent:
-            supported, evidence = False, unsent[scenario]
         else:
-            supported, evidence = False, f"scenario {scenario} did not run"
-        source = "expected" if name in expect else "probed" if ex is not None or (unsent and scenario in unsent) \
-            else "not probed"
+            supported, evidence = False, unsent.get(scenario, f"scenario {scenario} did not run")
+        probed = ex is not None or scenario in unsent
+        source = "expected" if name in expect else "probed" if probed else "not probed"
         caps[name] = {"supported": supported, "source": source, "evidence": evidence}
     return caps
 
@@ -103,8 +101,7 @@ def judge(outcome: Outcome, caps: dict[str, dict[str, Any]], settings: Settings,
     sc = outcome.scenario
     skip = _skip_reason(sc.needs, caps, settings)
     if skip:  # the scenario's own category is skipped, with the evidence
-        skipped = [CheckEntry(r.id, r.category, r.level, sc.name, Verdict.SKIPPED, skip, None, outcome.reproducer)
-                   for r in RULES if r.category == sc.category and (rule_ids is None or r.id in rule_ids)]
+        skipped = _skipped(sc, skip, rule_ids, outcome.reproducer)
         # what no capability excuses is judged still: a valid request answered 5xx, a request with no response
         # (read from the verdicts the worker made: a rule's verdict does not depend on which others are judged)
         return skipped + [CheckEntry(v.rule.id, v.rule.category, v.rule.level, sc.name, Verdict(v.outcome),
@@ -142,6 +139,12 @@ def judge(outcome: Outcome, caps: dict[str, dict[str, Any]], settings: Settings,
             entries.append(CheckEntry(rule.id, rule.category, rule.level, name, outcome_name, message, evidence,
                                       outcome.reproducer, findings=[f.to_json() for f in verdict.findings]))
     return entries
+
+
+def _skipped(sc: Any, reason: str, rule_ids: frozenset[str] | None, reproducer: str = "") -> list[CheckEntry]:
+    """The rules of the scenario's category, skipped for ``reason`` (a capability the server lacks)."""
+    return [CheckEntry(r.id, r.category, r.level, sc.name, Verdict.SKIPPED, reason, None, reproducer)
+            for r in RULES if r.category == sc.category and (rule_ids is None or r.id in rule_ids)]
 
 
 ALWAYS = frozenset({"ERR-021", "TRN-014"})  # judged even where a capability is unsupported
@@ -242,9 +245,7 @@ def judge_run(outcomes: list[Outcome], settings: Settings, model: str, *, tool: 
         result.scenarios.append(entry)
     for name, why in unsent.items():  # its category's rules skipped, as its sent scenario's would be
         sc = BY_NAME[name]
-        skip = _skip_reason(sc.needs, caps, settings) or why
-        result.checks += [CheckEntry(r.id, r.category, r.level, name, Verdict.SKIPPED, skip)
-                          for r in RULES if r.category == sc.category and r.id in rule_ids]
+        result.checks += _skipped(sc, _skip_reason(sc.needs, caps, settings) or why, rule_ids)
         result.scenarios.append({"name": name, "category": sc.category, "status": None, "elapsed_s": 0.0,
                                  "aborted": None, "not_sent": why})
     result.target["features"] = features(outcomes, result.checks, caps, settings, unsent)

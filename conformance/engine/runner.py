@@ -18,7 +18,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -35,7 +35,7 @@ from conformance.model.observations import Observations
 from conformance.model.profiles import PROFILES
 from conformance.protocols import answers_for
 from conformance.repro import MAX_INLINE_BODY
-from conformance.scenarios import BY_NAME, Context, Scenario, context_tokens
+from conformance.scenarios import Context, Scenario, context_tokens, route_needed
 from conformance.settings import Settings
 from conformance.wire.errors import WireError
 from conformance.wire.sse import SSEDecoder
@@ -174,8 +174,7 @@ class Runner:
         self.listed: list[str] | None = None  # the model ids GET /v1/models listed (None: no list)
         self.ahead: Ahead | None = None  # writes each exchange's wire log files as its scenario ends (engine.run)
         self.unsent: dict[str, str] = {}  # scenarios not sent, their route not served (``unserved``): why
-        self._probed: dict[str, threading.Event] = {}  # a route's probe, set once it is recorded (or left out)
-        self._probe_status: dict[str, int | None] = {}
+        self._probes: dict[str, Future[Outcome | None]] = {}  # each route's probe in the concurrent phase
         served = "unknown-model-served" in PROFILES[settings.profile].allows
         self.refuse = BAD_INPUT - {Intent.UNKNOWN_MODEL} if served else BAD_INPUT  # requests under the refusal deadline
 
@@ -394,19 +393,13 @@ class Runner:
     def run_scenario(self, sc: Scenario) -> Outcome | None:
         """The scenario's outcome; None when the run timeout left it out or cut it (``not_run`` says so), or when
         its route is not served (``unsent`` says so)."""
-        try:
-            if (why := self.unserved(sc)) is not None:
-                with self._lock:
-                    self.unsent[sc.name] = why
-                    self.total -= 1
-                return None
-            sent = self.send_scenario(sc)
-            if sc.name in self._probed:
-                self._probe_status[sc.name] = sent.exchanges[0].status if sent is not None else None
-            return self.finish(sent) if sent is not None else None
-        finally:
-            if sc.name in self._probed:
-                self._probed[sc.name].set()
+        if (why := self.unserved(sc)) is not None:
+            with self._lock:
+                self.unsent[sc.name] = why
+                self.total -= 1
+            return None
+        sent = self.send_scenario(sc)
+        return self.finish(sent) if sent is not None else None
 
     def unserved(self, sc: Scenario) -> str | None:
         """Why ``sc`` is not sent: the probe of a route it needs (``Capability.route``) answered 404, 405 or 501, so
@@ -414,22 +407,18 @@ class Runner:
         be skipped with the probe's evidence anyway; each request to an unserved route costs a proxy a failure (the
         LiteLLM proxy cools its only deployment down on a 404: issue 44). None: send it (no such route, the probe not
         in this run, or the route expected with --expect). Waits for the probe, which was submitted before it."""
-        needs, seen = sc.needs, set()
-        while needs is not None and needs not in ROUTE_CAPABILITIES and needs not in seen:
-            seen.add(needs)  # a capability probed by a scenario that needs a route (a probe may need its own)
-            needs = BY_NAME[CAPABILITY_SCENARIOS[needs]].needs
-        if needs is not None and needs not in ROUTE_CAPABILITIES:
+        route = route_needed(sc)
+        if route is None or route in self.settings.expect:
             return None
-        if needs is None or needs in self.settings.expect:
+        probe = CAPABILITY_SCENARIOS[route]
+        future = self._probes.get(probe)
+        if probe == sc.name or future is None:
             return None
-        probe = CAPABILITY_SCENARIOS[needs]
-        if probe == sc.name or probe not in self._probed:
-            return None
-        self._probed[probe].wait()
-        status = self._probe_status.get(probe)
+        outcome = future.result()
+        status = outcome.exchanges[0].status if outcome is not None else None
         if status not in UNSERVED:
             return None
-        return f"not sent: capability {needs} unsupported ({probe} answered {status}: the route is not served)"
+        return f"not sent: capability {route} unsupported ({probe} answered {status}: the route is not served)"
 
     def send_scenario(self, sc: Scenario) -> Sent | None:
         """The scenario's requests sent and their exchanges recorded (masked), nothing judged; None when the run
@@ -533,7 +522,6 @@ class Runner:
         ordered = [sc for sc in chosen if not kind_of(sc).alone and sc.name not in HEAVY]
         self.total = len(chosen)
         probes = {CAPABILITY_SCENARIOS[c] for c in ROUTE_CAPABILITIES}
-        self._probed = {sc.name: threading.Event() for sc in ordered[1:] if sc.name in probes}
         first = self.send_scenario(ordered[0]) if ordered else None  # alone: a 401 ends the run here
         if first is not None:
             self.refuse_if_unauthorized(first.exchanges[0], f"the first request ({ordered[0].name})")
@@ -544,8 +532,11 @@ class Runner:
                 head.result()  # -x: a gating failure of the first scenario stops the run before another is sent
             # the routes' probes are submitted first (a scenario that needs a route waits for its probe: unserved),
             # the outcomes are kept in run order
-            submitted = sorted(ordered[1:], key=lambda sc: sc.name not in self._probed)
-            futures = {sc.name: pool.submit(self.run_scenario, sc) for sc in submitted}
+            futures: dict[str, Future[Outcome | None]] = {}
+            for sc in sorted(ordered[1:], key=lambda sc: sc.name not in probes):
+                futures[sc.name] = pool.submit(self.run_scenario, sc)
+                if sc.name in probes:  # before any scenario that waits for it is submitted
+                    self._probes[sc.name] = futures[sc.name]
             rest = [o for sc in ordered[1:] if (o := futures[sc.name].result()) is not None]
             outcomes = ([head.result()] if head is not None else []) + rest
         caps = capabilities(outcomes, self.settings)

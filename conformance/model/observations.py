@@ -38,9 +38,9 @@ class Burst:
     refused: int  # answered with an error status (429 is the documented one)
     queued: int  # neither started nor refused within the wait
     wait_s: float
-    # how long a plain request sent once the streams were let go took to be answered (None: no answer within T): the
+    # how long after the streams were let go a plain stream came at the server's own pace (None: none within T): the
     # next scenario waits for it, so work the server goes on with for the streams the suite left is not judged
-    # against that scenario (issue 44: the LiteLLM proxy answered nothing for 14 to 32 s after a burst)
+    # against that scenario (issue 44: the LiteLLM proxy answered nothing for 14 to 38 s after a burst)
     settled_s: float | None = None
 
 

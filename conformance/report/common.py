@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from conformance.results import CheckEntry, RunResult
 from conformance.rules import CATEGORIES, RULES_BY_ID
+from conformance.scenarios import BY_NAME, route_needed
 
 
 @dataclass
@@ -65,7 +66,8 @@ def run_notes(result: RunResult) -> list[str]:
                      f"connection sent again alone), not judged on the first answer: {where(retried)}")
     unsent = [s for s in result.scenarios if s.get("not_sent")]
     if unsent:
-        routes = sorted({str(s["not_sent"]).split(" (", 1)[0].removeprefix("not sent: ") for s in unsent})
+        needed = {route_needed(BY_NAME[str(s["name"])]) for s in unsent if str(s["name"]) in BY_NAME}
+        routes = sorted(f"capability {route} unsupported" for route in needed if route)
         notes.append(f"not sent: {len(unsent)} scenario(s) whose route is not served ({'; '.join(routes)}; "
                      f"--expect sends them): {where([str(s['name']) for s in unsent])}")
     t = result.tokens

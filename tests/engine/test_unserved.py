@@ -6,15 +6,22 @@ from __future__ import annotations
 
 import socket
 import threading
+from concurrent.futures import Future
 
 import pytest
 
 from conformance.engine.run import execute
-from conformance.engine.runner import Runner
+from conformance.engine.runner import Outcome, Runner
+from conformance.exchange import Exchange
 from conformance.model.capabilities import CAPABILITY_SCENARIOS, ROUTE_CAPABILITIES
 from conformance.scenarios import BY_NAME, SCENARIOS
 from conformance.settings import build_settings
 from tests.hostile.servers import HostileServer, Req, answer, send
+
+
+def probed(status: int | None) -> Outcome:
+    """The probe's outcome: its request answered ``status`` (None: no answer)."""
+    return Outcome(BY_NAME["messages-stream"], [Exchange(request={}, body=b"", status=status, headers=())], "", 0.0)
 
 
 def test_the_routes_are_the_protocols() -> None:
@@ -23,7 +30,7 @@ def test_the_routes_are_the_protocols() -> None:
 
 def test_a_scenario_needing_no_route_is_sent_and_a_probe_needing_itself_ends() -> None:
     runner = Runner(build_settings(base_url="http://127.0.0.1:9"))
-    runner._probed = {CAPABILITY_SCENARIOS[c]: threading.Event() for c in ROUTE_CAPABILITIES}
+    runner._probes = {CAPABILITY_SCENARIOS[c]: Future() for c in ROUTE_CAPABILITIES}  # never done: never waited for
     for name in ("tools-auto", "tools-none", "stream-plain", "json-schema-strict", "messages-stream"):
         assert runner.unserved(BY_NAME[name]) is None  # nothing waited for: no route, or the route's own probe
 
@@ -31,14 +38,13 @@ def test_a_scenario_needing_no_route_is_sent_and_a_probe_needing_itself_ends() -
 @pytest.mark.parametrize("status", [404, 405, 501, 400, 500, None])
 def test_a_dependent_waits_for_its_probe_and_is_unsent_only_when_the_route_is_not_served(status: int | None) -> None:
     runner = Runner(build_settings(base_url="http://127.0.0.1:9"))
-    runner._probed = {"messages-stream": threading.Event()}
+    runner._probes = {"messages-stream": Future()}
     got: list[str | None] = []
     waiting = threading.Thread(target=lambda: got.append(runner.unserved(BY_NAME["messages-thinking"])))
     waiting.start()
     waiting.join(0.2)
     assert waiting.is_alive()  # the probe has not been recorded yet
-    runner._probe_status["messages-stream"] = status
-    runner._probed["messages-stream"].set()
+    runner._probes["messages-stream"].set_result(probed(status))
     waiting.join(5)
     if status in (404, 405, 501):
         assert got == [f"not sent: capability messages unsupported (messages-stream answered {status}: "
@@ -49,9 +55,8 @@ def test_a_dependent_waits_for_its_probe_and_is_unsent_only_when_the_route_is_no
 
 def test_expect_sends_a_dependent_whatever_the_probe_said() -> None:
     runner = Runner(build_settings(base_url="http://127.0.0.1:9", expect="messages"))
-    runner._probed = {"messages-stream": threading.Event()}
-    runner._probe_status["messages-stream"] = 404
-    runner._probed["messages-stream"].set()
+    runner._probes = {"messages-stream": Future()}
+    runner._probes["messages-stream"].set_result(probed(404))
     assert runner.unserved(BY_NAME["messages-json"]) is None
 
 
