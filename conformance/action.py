@@ -85,8 +85,9 @@ def command() -> list[str]:
 
 def main() -> int:
     key = os.environ.get("CONFORMANCE_API_KEY", "")
-    if key:
-        print(f"::add-mask::{key}", flush=True)  # GitHub hides it in the log from here on
+    for line in key.splitlines():  # GitHub hides it in the log from here on; a command is one line, so each line
+        if line.strip():  # of a key pasted with a line break is masked (the run refuses or trims the break itself)
+            print(f"::add-mask::{line.strip()}", flush=True)
     for line in os.environ.get("CONFORMANCE_HEADERS", "").splitlines():
         value = line.partition(":")[2].strip()
         if value:

@@ -21,7 +21,7 @@ from conformance.model.capabilities import CAPABILITIES
 from conformance.protocols import REGISTRY
 from conformance.untrusted import json_text, one_line, printable
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = (int(c) for c in ExitCode)
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INTERNAL = (int(c) for c in ExitCode)
 
 
 def _version_message() -> str:
@@ -238,12 +238,19 @@ def run(ctx: click.Context, /, verbose: bool, show_config: bool, config_file: st
                                                 "md": given["markdown"], "html": given["html"]})
     except ConformanceError as exc:
         raise UsageFailure(str(exc)) from None
+    _notices(settings)
     if show_config:
         click.echo(show(settings, source))
         return
     if chosen and settings.report_dir is None:
         raise UsageFailure("--clients replays the run's wire log, which needs a report dir")
     _drive(settings, lambda: _engine_run(settings), verbose, clients=chosen)
+
+
+def _notices(settings: Any) -> None:
+    """What was changed in the input (a key's trailing line break removed), said before anything is sent."""
+    for notice in settings.notices:
+        click.echo(f"conformance: note: {one_line(notice)}", err=True)
 
 
 def _client_names(value: str | None) -> list[str]:
@@ -318,7 +325,7 @@ def _drive(settings: Any, make_events: Any, verbose: bool, out: Path | None = No
         click.echo("conformance: interrupted; no report written", err=True)
         sys.exit(130)
     except Exception as exc:  # a bug of the suite's own: one sentence, the traceback kept beside the reports
-        _crashed(exc, out or settings.report_dir, scrub)
+        _crashed(exc, out or settings.report_dir, Scrubber((*settings.secrets, *_given_scrubber().secrets)))
     finally:
         progress.close()
     assert result is not None
@@ -364,10 +371,18 @@ def _drive(settings: Any, make_events: Any, verbose: bool, out: Path | None = No
 
 def _crashed(exc: Exception, report_dir: Path | None, scrub: Any) -> None:
     """An error of the suite itself (never of the server: the engine turns everything a server does into
-    findings): one sentence on stderr, the traceback in ``crash.txt`` in the report dir, exit 1."""
+    findings): one sentence on stderr, the traceback in ``crash.txt`` in the report dir, exit 4 (not 1: a CI gate
+    tells a bug of the suite from a server that failed). The secrets are masked in every spelling a traceback
+    gives them (``Scrubber``: as they are, stripped, and as ``repr`` escapes them)."""
+    import tempfile
     import traceback
 
     where = ""
+    if report_dir is None:  # a command with no report dir: the traceback goes to a folder of its own
+        try:
+            report_dir = Path(tempfile.mkdtemp(prefix="conformance-crash-"))
+        except OSError:
+            report_dir = None
     if report_dir is not None:
         try:
             report_dir.mkdir(parents=True, exist_ok=True)
@@ -378,7 +393,7 @@ def _crashed(exc: Exception, report_dir: Path | None, scrub: Any) -> None:
             pass
     click.echo(f"conformance: internal error, please report it: {one_line(scrub.text(f'{type(exc).__name__}: {exc}'))}"
                f"{where}", err=True)
-    sys.exit(int(ExitCode.FAILED))
+    sys.exit(EXIT_INTERNAL)
 
 
 @cli.command(epilog=EXIT_CODES_HELP)
@@ -780,6 +795,7 @@ def fuzz(base_url: str | None, model: str | None, api_key: str | None, max_examp
                                   report_dir=report_dir)
     except ConformanceError as exc:
         raise UsageFailure(str(exc)) from None
+    _notices(settings)
     scrub = Scrubber(settings.secrets)
     server = None
     try:
@@ -853,8 +869,34 @@ def _exit_on_sigterm() -> None:
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
+SECRET_OPTIONS = ("--api-key", "-H", "--header")
+SECRET_VARIABLES = ("CONFORMANCE_API_KEY", "OPENAI_API_KEY", "CONFORMANCE_HEADERS")
+
+
+def given_secrets(argv: list[str], environ: dict[str, str]) -> list[str]:
+    """Every value that may be a secret, as the user gave it (before any check): what follows --api-key and -H on the
+    command line (``--api-key=KEY`` too), the key variables, and the value part of each header line. An internal
+    error of any command is masked with them, whatever it was doing when it failed."""
+    found: list[str] = []
+    for i, arg in enumerate(argv):
+        name, eq, value = arg.partition("=")
+        if arg in SECRET_OPTIONS and i + 1 < len(argv):
+            found.append(argv[i + 1])
+        elif eq and name in SECRET_OPTIONS:
+            found.append(value)
+        elif arg.startswith("-H") and len(arg) > 2:
+            found.append(arg[2:])
+    found += [environ[v] for v in SECRET_VARIABLES if environ.get(v)]
+    values = []
+    for text in found:
+        for line in text.splitlines() or [text]:
+            values += [text, line, line.partition(":")[2].strip()]
+    return [v for v in dict.fromkeys(values) if v]
+
+
 def main() -> None:
-    """Console-script entry point. Every usage error, click's own included, is one sentence and exit 2."""
+    """Console-script entry point. Every usage error, click's own included, is one sentence and exit 2; an internal
+    error of any command is one sentence, the secrets masked, and exit 4."""
     _exit_on_sigterm()
     try:
         code = cli.main(prog_name="conformance", standalone_mode=False)
@@ -867,4 +909,14 @@ def main() -> None:
     except click.Abort:
         click.echo("conformance: interrupted", err=True)
         sys.exit(130)
+    except Exception as exc:  # a bug of the suite's own, in any command
+        _crashed(exc, None, _given_scrubber())
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _given_scrubber() -> Any:
+    import os
+
+    from conformance.secrets import Scrubber
+
+    return Scrubber(given_secrets(sys.argv[1:], dict(os.environ)))

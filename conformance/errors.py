@@ -1,7 +1,8 @@
 """Every exception a front-end turns into an exit code, and the exit codes themselves (one place).
 
 0 pass; 1 conformance failures; 2 usage or configuration error; 3 target unreachable or not an
-HTTP server. A bug in our own code is none of these: it surfaces with its traceback.
+HTTP server; 4 an internal error (a bug of the suite's own: one sentence, its traceback in crash.txt),
+never confused with a server's failure.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ class ExitCode(IntEnum):
     FAILED = 1
     USAGE = 2
     UNREACHABLE = 3
+    INTERNAL = 4
 
 
 EXIT_CODES_HELP = ("Exit codes: 0 pass (no gating failure); 1 conformance failures (must, and should with "
-                   "--strict; a stale baseline entry); 2 usage or configuration error; 3 target unreachable.")
+                   "--strict; a stale baseline entry); 2 usage or configuration error; 3 target unreachable; 4 an internal "
+                   "error of the suite (please report it).")
 
 
 class ConformanceError(Exception):

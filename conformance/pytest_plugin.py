@@ -173,6 +173,7 @@ class ConformanceState:
         self.categories = set(getattr(opt, "conformance_category", []) or self.file_values.get("category", []))
         self.rules = set(getattr(opt, "conformance_rule", []) or self.file_values.get("rule", []))
         self.attempted = False
+        self.given: list[str] = []  # the key as given, before its check (masked in every message too)
 
     def selected(self, rule_id: str) -> bool:
         from conformance.rules import RULES_BY_ID
@@ -199,6 +200,7 @@ class ConformanceState:
         if not base_url and not getattr(opt, "conformance_reference", False):
             self._fail(ExitCode.USAGE, "no base URL: pass --conformance-base-url (or set OPENAI_BASE_URL), "
                                        "or --conformance-reference for the bundled server")
+        self.given = [str(v) for v in (value("api-key"), *(os.environ.get(n) for n in OPTIONS[1][1])) if v]
         try:
             self.settings = build_settings(
                 base_url=base_url or None, api_key=value("api-key"), model=value("model"), profile=value("profile"),
@@ -208,13 +210,33 @@ class ConformanceState:
                 run_timeout=value("run-timeout"), max_body=value("max-body"))
         except ConformanceError as exc:
             self._fail(exc.exit_code, str(exc))
+        assert self.settings is not None
+        for notice in self.settings.notices:
+            self.config.get_terminal_writer().line(f"conformance: note: {notice}", yellow=True)
 
     def scrub(self, text: str) -> str:
-        """Text for pytest's terminal and reports: secrets masked, controls and invalid Unicode escaped."""
+        """Text for pytest's terminal and reports: secrets masked (as given and as sent, in every spelling a
+        traceback gives them), controls and invalid Unicode escaped."""
         from conformance.secrets import Scrubber
         from conformance.untrusted import printable
 
-        return printable(Scrubber(self.settings.secrets if self.settings else ()).text(text))
+        return printable(Scrubber((*(self.settings.secrets if self.settings else ()), *self.given)).text(text))
+
+    def _crashed(self, exc: Exception) -> None:
+        """A bug of the suite's own while the live suite ran: one sentence, the traceback (masked) in crash.txt in
+        the report dir, exit 4, as the CLI does."""
+        import traceback
+
+        where = ""
+        folder = self.settings.report_dir if self.settings is not None else None
+        if folder is not None:
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / "crash.txt").write_text(self.scrub("".join(traceback.format_exception(exc))), encoding="utf-8")
+                where = f"; the traceback is in {folder / 'crash.txt'}"
+            except OSError:
+                pass
+        self._fail(ExitCode.INTERNAL, f"internal error, please report it: {type(exc).__name__}: {exc}{where}")
 
     def run(self) -> RunResult:
         """Run the engine once; later calls give the same result (or skip after an error)."""
@@ -238,6 +260,8 @@ class ConformanceState:
                     self.result = event.result
         except ConformanceError as exc:
             self._fail(exc.exit_code, str(exc))
+        except Exception as exc:
+            self._crashed(exc)
         assert self.result is not None
         self.verdicts = {v.rule: v for v in self.result.rule_verdicts()}
         return self.result

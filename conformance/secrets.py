@@ -48,13 +48,28 @@ PREFIX = re.compile(r"(?:sk|pk|rk)-(?:proj|svcacct|admin|ant-api\d\d|or-v1|live|
 _LITERAL = re.compile(rb'"([^"\\\r\n]*(?:\\.[^"\\\r\n]*)*)"(\s*:)?')  # (unrolled: 3x as fast on a long body)
 
 
+def spellings(secret: str) -> tuple[str, ...]:
+    """How one secret may stand in text the suite writes: as it is; without the spaces and line breaks around it (a
+    pasted key's trailing newline); and, where it holds a character a traceback or a log escapes, escaped as Python's
+    ``repr`` of the text and of its bytes writes it (``b'Bearer sk-...\\n'`` in an error message) and as the terminal
+    shows it (``printable``)."""
+    from conformance.untrusted import one_line
+
+    out = [secret, secret.strip()]
+    if not secret.isprintable() or not secret.isascii():
+        out += [repr(secret)[1:-1], repr(secret.encode("utf-8", "surrogateescape"))[2:-1], one_line(secret)]
+    return tuple(dict.fromkeys(s for s in out if len(s) >= MIN_SECRET))
+
+
 def forms(secret: str) -> tuple[str, ...]:
-    """The texts masked for one secret: itself and, after a public prefix, its distinctive part."""
-    out = [secret]
-    match = PREFIX.match(secret)
-    if match and len(secret) - match.end() >= MIN_DISTINCT:
-        out.append(secret[match.end():])
-    return tuple(out)
+    """The texts masked for one secret: each of its spellings and, after a public prefix, its distinctive part."""
+    out = []
+    for text in spellings(secret):
+        out.append(text)
+        match = PREFIX.match(text)
+        if match and len(text) - match.end() >= MIN_DISTINCT:
+            out.append(text[match.end():])
+    return tuple(dict.fromkeys(out))
 
 
 def _char_pattern(char: str) -> str:

@@ -105,6 +105,8 @@ class Settings:
     wait: float = 0.0  # --wait: seconds to wait for the server to answer before the run
     formats: frozenset[str] = frozenset({"json", "junit", "md", "html"})  # the reports written
     report_paths: tuple[tuple[str, Path], ...] = ()  # a report written elsewhere than the report dir: (format, path)
+    protocols: frozenset[str] | None = None  # --protocol: only requests of these protocols are sent (None: every one)
+    notices: tuple[str, ...] = ()  # what was changed in the input, said on the terminal before the run (never a secret)
 
     @property
     def refusal(self) -> Limits:
@@ -170,16 +172,27 @@ def select_rules(rules: list[str], categories: list[str], exclude_rules: list[st
     return left
 
 
-def protocol_categories(names: Any) -> list[str]:
-    """The categories ``--protocol`` chooses: those of the rules that apply to the named protocols alone."""
+def protocol_names(names: Any) -> frozenset[str] | None:
+    """``--protocol``: the named protocols (None: not given); ``ConfigError`` for a name the registry lacks."""
     from conformance.protocols import REGISTRY
-    from conformance.rules import RULES
 
     chosen = _split(names)
     unknown = [n for n in chosen if n not in REGISTRY]
     if unknown:
         raise ConfigError(f"unknown protocol {unknown[0]!r}; choose from {', '.join(REGISTRY)}")
-    return sorted({r.category for r in RULES if r.protocol in chosen and r.category != "fuzz"})
+    return frozenset(chosen) or None
+
+
+def protocol_rules(chosen: frozenset[str] | None) -> list[str]:
+    """The rules ``--protocol`` chooses: every rule that applies to an exchange of the named protocols, its own and
+    the shared ones (HTTP and transport for any; the WHATWG framing and stream headers for an event-stream protocol)."""
+    from conformance.protocols import by_name
+    from conformance.rules import RULES
+
+    if not chosen:
+        return []
+    where = {"http", *chosen} | ({"sse"} if any(by_name(n).framing == "sse" for n in chosen) else set())
+    return sorted(r.id for r in RULES if r.protocol in where and r.category != "fuzz")
 
 
 def _select(rules: list[str], categories: list[str]) -> frozenset[str] | None:
@@ -252,15 +265,16 @@ def build_settings(*, base_url: str | None = None, api_key: str | None = None, m
         raise ConfigError(f"unknown scenario {bad[0]!r} in --exclude-scenario; `conformance scenarios` lists them")
     bundle = None
     if ca_bundle not in (None, ""):
-        bundle = Path(str(ca_bundle))
-        if not bundle.is_file():
-            raise ConfigError(f"the CA bundle {str(bundle)!r} does not exist")
+        bundle = check_ca_bundle(Path(str(ca_bundle)))
     limits = replace(derive_limits(seconds), verify_tls=not insecure, ca_bundle=str(bundle) if bundle else None,
                      max_bytes=parse_size(max_body) if max_body not in (None, "") else DEFAULT_MAX_BYTES)
-    return Settings(base_url=url, api_key=api_key or None, model=model or None, profile=prof,
+    key, notices = check_key(api_key)
+    chosen_protocols = protocol_names(protocols)
+    return Settings(base_url=url, api_key=key, model=model or None, profile=prof, notices=notices,
                     expect=frozenset(caps),
-                    rules=select_rules(_split(rules), _split(categories) + protocol_categories(protocols), _split(exclude_rules),
-                                       _split(exclude_categories)),
+                    rules=select_rules(_split(rules) + protocol_rules(chosen_protocols), _split(categories),
+                                       _split(exclude_rules), _split(exclude_categories)),
+                    protocols=chosen_protocols,
                     scenarios=frozenset(chosen) or None, strict=bool(strict), baseline=base, known_failures=known,
                     report_dir=out, timeout=seconds,
                     workers=_workers(DEFAULT_WORKERS if workers in (None, "") else workers),
@@ -286,19 +300,69 @@ def parse_size(value: Any) -> int:
 
 
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an RFC 9110 token
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+LINE_END = re.compile(r"\r?\n\Z")
+
+
+def check_key(value: str | None) -> tuple[str | None, tuple[str, ...]]:
+    """The API key as it can be sent in a header, and what was changed in it (said on the terminal). A pasted CI
+    secret often ends with a line break: one trailing line break is removed, and said. Anything else that no HTTP
+    header can carry (a line break inside, another control, a character that is not ASCII, bytes that are not
+    UTF-8) is a ``ConfigError`` before anything is sent; no message shows the key."""
+    if value in (None, ""):
+        return None, ()
+    key = str(value)
+    notices: tuple[str, ...] = ()
+    if LINE_END.search(key) and key.strip():
+        key = LINE_END.sub("", key, count=1)
+        notices = ("the API key ended with a line break (a pasted secret often does): it was removed, and the key "
+                   "is sent without it",)
+    check_header_value(key, "the API key")
+    return key, notices
+
+
+def check_header_value(value: str, what: str) -> None:
+    """``ConfigError`` when ``value`` cannot be an HTTP header's value: a control character (a line break, NUL), a
+    character that is not ASCII, or bytes that were not UTF-8. The sentence names ``what`` and where, not the value."""
+    if any("\udc80" <= c <= "\udcff" for c in value):
+        raise ConfigError(f"{what} is not valid UTF-8 (it came with bytes that are no text); give it as ASCII text")
+    if (bad := CONTROL.search(value)) is not None:
+        kind = "a line break" if bad.group() in "\r\n" else "NUL" if bad.group() == "\0" else "a control character"
+        raise ConfigError(f"{what} has {kind} at character {bad.start() + 1} of {len(value)}: an HTTP header value is "
+                          "one line of printable ASCII (check the secret for a stray line break)")
+    if not value.isascii():
+        at = next(i for i, c in enumerate(value) if not c.isascii())
+        raise ConfigError(f"{what} has a character that is not ASCII at character {at + 1} of {len(value)}: an HTTP "
+                          "header value is printable ASCII (was the secret copied with a typographic quote or space?)")
+
+
+def check_ca_bundle(bundle: Path) -> Path:
+    """``--ca-bundle``: a file of PEM certificates that TLS can load, else a ``ConfigError``."""
+    import ssl
+
+    if not bundle.is_file():
+        raise ConfigError(f"the CA bundle {str(bundle)!r} does not exist")
+    try:
+        ssl.create_default_context(cafile=str(bundle))
+    except (ssl.SSLError, ValueError, OSError) as exc:
+        why = getattr(exc, "reason", None) or exc.__class__.__name__
+        raise ConfigError(f"the CA bundle {str(bundle)!r} holds no certificate TLS can load ({why}): give a file of "
+                          "PEM certificates (-----BEGIN CERTIFICATE-----)") from None
+    return bundle
 REPORT_FORMATS = {"json": "results.json", "junit": "junit.xml", "md": "report.md", "html": "report.html"}
 
 
 def parse_headers(values: Any) -> tuple[tuple[str, str], ...]:
     """``-H "Name: value"`` options as (name, value) pairs; ``ConfigError`` for one that is not a header line."""
     out = []
-    for raw in [values] if isinstance(values, str) else list(values or ()):
+    for number, raw in enumerate([values] if isinstance(values, str) else list(values or ()), 1):
         name, sep, value = str(raw).partition(":")
         name, value = name.strip(), value.strip()
-        if not sep or HEADER_NAME.fullmatch(name) is None:
-            raise ConfigError(f"--header {str(raw)[:60]!r} is not a header line: write it as 'Name: value'")
-        if any(c in value for c in "\r\n\0"):
-            raise ConfigError(f"--header {name!r} has a line break or NUL in its value")
+        if not sep or HEADER_NAME.fullmatch(name) is None:  # the line may be a secret: never shown
+            shown = repr(name) if sep and name.isascii() and name.isprintable() and len(name) <= 40 else f"number {number}"
+            raise ConfigError(f"--header {shown} is not a header line: write it as 'Name: value' (a name of letters, "
+                              "digits and -, then a colon)")
+        check_header_value(value, f"the value of --header {name!r}")
         if name.lower() in ("host", "content-length", "transfer-encoding", "connection"):
             raise ConfigError(f"--header {name!r} is set by the suite for each request; it cannot be given")
         out.append((name, value))

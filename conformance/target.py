@@ -5,6 +5,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from conformance.errors import ConfigError, Unreachable
+from conformance.untrusted import printable
 
 __all__ = ["ConfigError", "Unreachable", "normalize_base_url"]
 
@@ -19,6 +20,15 @@ def normalize_base_url(url: str) -> str:
     if not text:
         raise ConfigError("the base URL is empty; pass --base-url http://HOST:PORT/v1, or leave it out to test "
                           "the bundled reference server")
+    if any("\udc80" <= c <= "\udcff" for c in text):
+        raise ConfigError(f"the base URL '{printable(text)}' is not valid UTF-8; give it as text (http://HOST:PORT/v1)")
+    if any(not c.isprintable() or c.isspace() for c in text):
+        raise ConfigError(f"the base URL '{printable(text)}' has a space or a control character in it; percent-encode "
+                          "it (%20) or check what was pasted")
+    if not text.isascii():
+        at = next(c for c in text if not c.isascii())
+        raise ConfigError(f"the base URL '{printable(text)}' has a character that is not ASCII ({at!r}); "
+                          "percent-encode it in the path, and give a host name in its ASCII (xn--) form")
     try:
         parts = urlsplit(text)
         port = parts.port
