@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import shlex
 
-from conformance.client import Request, join_url, request_headers
+from conformance.client import join_url, request_headers
+from conformance.model.request import Request
 
 MAX_INLINE_BODY = 2048
 REDACTED = "Bearer <redacted>"

@@ -1,415 +1,36 @@
-"""What the live suite does to a server: one request per scenario, built for the model under test.
+"""What the live suite does to a server: the registry of every scenario, each protocol's from its package
+(``conformance/protocols/<name>/scenarios.py``) in registry order, then the agents' recorded requests.
 
-Each scenario names its category (for selection and the report), the capability it needs (if
-any), what it expects (``intent``) and how to build its request. Special scenarios (disconnects,
-the cancel endpoint, HTTP/1.0, follow-up requests) are run by ``conformance.engine.runner``.
+The ``Scenario`` record and what every protocol's scenarios share are in ``conformance.model.scenario``; how each
+kind of scenario is sent is ``conformance.engine.kinds``.
 """
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
-from conformance.client import Request
 from conformance.model.capabilities import CAPABILITIES, CAPABILITY_SCENARIOS, ROUTE_CAPABILITIES
+from conformance.model.scenario import (  # noqa: F401 (the names scenarios and tests read from here)
+    ANSWER,
+    ASK_WEATHER,
+    CALL,
+    DEFAULT_CONTEXT,
+    HELLO,
+    LONG,
+    MAX_OVERFLOW_WORDS,
+    PERSON,
+    TIME,
+    WEATHER,
+    Context,
+    Scenario,
+    context_tokens,
+    overflow_words,
+    tool_name,
+)
 
-__all__ = ["BY_NAME", "CAPABILITIES", "CAPABILITY_SCENARIOS", "SCENARIOS", "Context", "Scenario", "chat"]
-from conformance.model import Intent
-
-HELLO = [{"role": "user", "content": "Say hello in one short sentence."}]
-LONG = [{"role": "user", "content": "Tell me a long story, as long as you can."}]
-WEATHER = {"type": "function", "function": {
-    "name": "get_weather", "description": "Current weather for a city",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 40}},
-                   "required": ["city"], "additionalProperties": False}}}
-TIME = {"type": "function", "function": {
-    "name": "get_time", "description": "Current time in a time zone",
-    "parameters": {"type": "object", "properties": {"zone": {"type": "string", "maxLength": 40}},
-                   "required": ["zone"], "additionalProperties": False}}}
-NESTED = {"type": "function", "function": {
-    "name": "book_trip", "description": "Book a trip",
-    "parameters": {"type": "object", "additionalProperties": False, "required": ["traveller", "legs"],
-                   "properties": {
-                       "traveller": {"type": "object", "additionalProperties": False, "required": ["name"],
-                                     "properties": {"name": {"type": "string", "maxLength": 30},
-                                                    "age": {"type": ["integer", "null"], "maximum": 130}}},
-                       "legs": {"type": "array", "maxItems": 2, "items": {
-                           "type": "object", "additionalProperties": False, "required": ["to"],
-                           "properties": {"to": {"type": "string", "maxLength": 30}}}}}}}}
-ASK_WEATHER = [{"role": "user", "content": "What is the weather in Paris? Use the tool."}]
-ASK_BOTH = [{"role": "user", "content": "What is the weather in Paris and the time in CET? Use the tools."}]
-# OpenAI's custom tool (free-form text input): a tool that is not a function
-CUSTOM_TOOL = {"type": "custom", "custom": {"name": "run_sql", "description": "Run one SQL query"}}
-UNION = {"type": "function", "function": {
-    "name": "set_label", "description": "Label a thing",
-    "parameters": {"type": "object", "required": ["label"], "properties": {
-        "label": {"anyOf": [{"type": "string"}, {"type": "object"}]},  # a mixed-type union
-        "note": {"allOf": [{"type": "string"}, {"maxLength": 20}]}}}}}
-NULLABLE = {"type": "function", "function": {
-    "name": "set_reminder", "description": "Set a reminder",
-    "parameters": {"type": "object", "required": ["color"], "properties": {  # the forms seed 001 supports
-        "color": {"anyOf": [{"const": "red"}, {"const": "blue"}]},  # a union of string constants
-        "note": {"type": ["string", "null"]},  # one concrete type plus null
-        "when": {"anyOf": [{"type": "string"}, {"type": "null"}]},  # a two-branch anyOf
-        "count": {"oneOf": [{"type": "integer"}, {"type": "null"}]}}}}}  # a disjoint oneOf
-PIXEL = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5"
-         "ErkJggg==")  # a 1x1 PNG
-
-
-def image(url: str = PIXEL, **extra: Any) -> dict[str, Any]:
-    return {"type": "image_url", "image_url": {"url": url, **extra}}
-
-
-PERSON = {"type": "object", "additionalProperties": False, "required": ["name", "age"],
-          "properties": {"name": {"type": "string", "maxLength": 30}, "age": {"type": "integer", "minimum": 0,
-                                                                              "maximum": 150}}}
-
-
-DEFAULT_CONTEXT = 262_144  # the largest context seed 001 names (256K), for a server that states none
-MAX_OVERFLOW_WORDS = 1_300_000  # about 7.8 MB: the over-context prompt stays well under the oversized body
-CONTEXT_FIELDS = ("max_model_len", "context_length", "max_context_length", "loaded_context_length", "context_window",
-                  "max_context", "n_ctx", "contextWindow")
-
-
-@dataclass(frozen=True)
-class Context:
-    """What a scenario needs to build its request."""
-
-    model: str
-    profile: str = "openai"
-    context_tokens: int | None = None  # the context length the server states (None: it states none)
-
-
-def context_tokens(doc: Any, model: str) -> int | None:
-    """The context length, in tokens, that a model list (the entry of ``model``) or a status document states:
-    vLLM's ``max_model_len``, LM Studio's ``max_context_length``, llama.cpp's ``meta.n_ctx_train``, seed 001's
-    ``/health`` ``max_context``, and the like; None when it states none."""
-    if isinstance(doc, dict) and isinstance(doc.get("data"), list):
-        entries = [e for e in doc["data"] if isinstance(e, dict) and e.get("id") == model]
-        return context_tokens(entries[0], model) if entries else None
-    if not isinstance(doc, dict):
-        return None
-    places = [doc, doc.get("meta"), doc.get("limit"), doc.get("default_generation_settings")]
-    for place in places:
-        if not isinstance(place, dict):
-            continue
-        for key in (*CONTEXT_FIELDS, "n_ctx_train", "context"):
-            value = place.get(key)
-            if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 100_000_000:
-                return value
-    return None
-
-
-def overflow_words(ctx: Context) -> int:
-    """Words of the over-context prompt: a quarter more than the stated context (each word is at least one token
-    in any tokenizer), or than ``DEFAULT_CONTEXT`` when none is stated; at most ``MAX_OVERFLOW_WORDS``."""
-    tokens = ctx.context_tokens or DEFAULT_CONTEXT
-    return min(MAX_OVERFLOW_WORDS, tokens + max(1024, tokens // 4))
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """One request to the server and what it is meant to show."""
-
-    name: str
-    category: str
-    build: Callable[[Context], Request]
-    needs: str | None = None
-    kind: str = "plain"  # plain | followup | disconnect | cancel | cancel-completed | repeat | stop-compare | clock
-    #                      | http10 | burst
-    description: str = ""
-    tags: tuple[str, ...] = field(default_factory=tuple)
-    only: tuple[str, ...] = ()  # the profiles whose dialect it tests (empty: every profile)
-    opt_in: bool = False  # run only when chosen by name (it has side effects on the server)
-    variant: str = ""  # the feature variant it shows (results.json target.features), e.g. "tool_choice: required"
-    observable: bool = True  # whether an answer can show the variant was used (else "accepted", never "supported")
-    only_for: tuple[str, ...] = ()  # a rule selection runs it only when it chooses one of these rules (costly, narrow)
-
-    def runs_under(self, profile: str) -> bool:
-        """Whether a run under this profile includes it by default."""
-        return not self.opt_in and (not self.only or profile in self.only)
-
-
-def chat(ctx: Context, messages: list[dict[str, Any]], *, stream: bool | None = True, intent: Intent | None = None,
-         headers: dict[str, str] | None = None, **fields: Any) -> Request:
-    body: dict[str, Any] = {"model": ctx.model, "messages": messages, **fields}
-    if stream is not None:
-        body["stream"] = stream
-    return Request(body=body, intent=intent, headers=headers or {})
-
-
-def _raw(ctx: Context, content: bytes, intent: Intent, content_type: str = "application/json") -> Request:
-    return Request(content=content, intent=intent, headers={"Content-Type": content_type})
-
-
-OVERSIZED_BYTES = 16 * 1024 * 1024
-ANSWER = 32  # a short answer's cap: "Say hello in one short sentence." ends well within it
-CALL = 64  # room for one tool call in any template's markup
-THINK = 128  # reasoning before a short answer
-JSON = 96  # a small JSON object, whole
-DETERMINISTIC: dict[str, Any] = {"temperature": 0, "seed": 7}  # the same answer each time from a server that can
-PARITY = ("CHK-022",)  # a rule selection runs the parity scenarios (three requests each) only for this rule
-
-
-def _effort(value: str) -> Callable[[Context], Request]:
-    return lambda c: chat(c, HELLO, reasoning_effort=value, max_tokens=16, intent=Intent.EFFORT)
-
-
-
-def _tool_name(tool: dict[str, Any]) -> str:
-    """A tool's name, whatever its type: a function's, a custom tool's ({"type": "custom", "custom": {...}}), or its own."""
-    inner = tool.get(str(tool.get("type")))
-    return str(inner.get("name") if isinstance(inner, dict) else tool.get("name"))
-
-def _scenarios() -> list[Scenario]:
-    s = Scenario
-    usage: dict[str, Any] = {"stream_options": {"include_usage": True}}
-    return [
-        # transport, framing, chunks, finish, usage
-        s("stream-plain", "framing", lambda c: chat(c, HELLO, max_tokens=ANSWER), description="A plain streamed answer."),
-        s("request-id", "transport", lambda c: chat(c, HELLO, max_tokens=ANSWER,
-                                                    headers={"X-Request-ID": "conformance-plain-1"}),
-          description="A plain stream with an X-Request-ID of the suite's own (not a UUID): echoed, or ignored; a "
-          "server that refuses it leaves only this scenario without a stream."),
-        s("stream-usage", "usage", lambda c: chat(c, HELLO, max_tokens=ANSWER, **usage), needs="usage",
-          description="stream_options.include_usage: one usage chunk after the finish.", variant="usage (include_usage)"),
-        s("stream-long", "transport", lambda c: chat(c, LONG, max_tokens=48, intent=Intent.EXPECT_LENGTH, **usage),
-          description="A long answer cut by max_tokens 48: length, incremental delivery, usage within the cap."),
-        s("stream-clock", "chunks", lambda c: chat(c, LONG, max_tokens=48, **usage), kind="clock",
-          description="A long stream that lasts over a second (max_tokens scaled from a first, shorter stream's "
-          "speed, at most 1536): a server that stamps each chunk with the time it makes it is seen to change "
-          "created (CHK-005), whatever the clock says when the suite runs."),
-        s("non-stream", "chunks", lambda c: chat(c, HELLO, stream=False, max_tokens=ANSWER), description="stream: false."),
-        s("no-stream-field", "transport", lambda c: chat(c, HELLO, stream=None, max_tokens=ANSWER),
-          description="No stream field at all: the answer must not stream."),
-        s("max-tokens", "finish", lambda c: chat(c, LONG, max_tokens=5, temperature=0, intent=Intent.EXPECT_LENGTH,
-                                                 **usage), kind="cap-compare",
-          description="max_tokens 5 on a long answer: finish length, completion_tokens <= 5 (the same request with "
-          "max_tokens 20, sent first, shows whether the answer was cut)."),
-        s("max-completion-tokens", "finish", lambda c: chat(c, LONG, stream=False, max_completion_tokens=5,
-                                                            intent=Intent.EXPECT_LENGTH),
-          description="max_completion_tokens 5, non-stream."),
-        s("stop-sequence", "finish", lambda c: chat(c, HELLO, stop=[" "], max_tokens=ANSWER, temperature=0),
-          kind="stop-compare", description="stop [' ']: the answer ends before the first space (the same request "
-          "without stop, sent first, shows where that is)."),
-        s("n-two", "chunks", lambda c: chat(c, HELLO, n=2, max_tokens=ANSWER, intent=Intent.N),
-          description="n: 2, honored with two choices or refused with a 4xx envelope.", variant="n: 2"),
-        # tools
-        s("tools-auto", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="auto", max_tokens=CALL),
-          needs="tools", variant="tool_choice: auto"),
-        s("tools-required", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="required",
-                                                        max_tokens=CALL), needs="tools", variant="tool_choice: required"),
-        # the named tool second in the list: a lone call whose index is its tool's position in tools (1), not its
-        # place among the calls (0), fails TOOL-002 (issue 44). temperature 0: a server that forces the named call
-        # with a grammar samples where the model has no preference (llama-cpp-python: random arguments, JSON in one
-        # run and not in the next); greedy is repeatable
-        s("tools-named", "tools", lambda c: chat(c, ASK_WEATHER, tools=[TIME, WEATHER], tool_choice={
-            "type": "function", "function": {"name": "get_weather"}}, max_tokens=CALL, temperature=0), needs="tools",
-          variant="tool_choice: named"),
-        s("tools-none", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="none", max_tokens=CALL),
-          needs="tools", variant="tool_choice: none"),
-        s("tools-parallel", "tools", lambda c: chat(c, ASK_BOTH, tools=[WEATHER, TIME], parallel_tool_calls=True,
-                                                    max_tokens=2 * CALL),
-          needs="tools", variant="parallel tool calls"),
-        s("tools-parallel-false", "tools", lambda c: chat(c, ASK_BOTH, tools=[WEATHER, TIME],
-                                                          parallel_tool_calls=False, max_tokens=2 * CALL),
-          needs="tools", variant="parallel_tool_calls: false"),
-        s("tools-nested", "tools", lambda c: chat(c, [{"role": "user", "content": "Book a trip to Oslo for Ada."}],
-                                                  tools=[NESTED], tool_choice="required", max_tokens=2 * CALL),
-          needs="tools"),
-        s("tools-non-stream", "tools", lambda c: chat(c, ASK_WEATHER, stream=False, tools=[WEATHER],
-                                                      tool_choice="required", max_tokens=CALL), needs="tools"),
-        s("tools-roundtrip", "tools", lambda c: chat(c, ASK_WEATHER + [
-            {"role": "assistant", "content": None, "tool_calls": [{"id": "call_rt1", "type": "function", "function": {
-                "name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
-            {"role": "tool", "tool_call_id": "call_rt1", "content": '{"sky": "sunny", "celsius": 21}'}],
-            tools=[WEATHER], max_tokens=CALL, intent=Intent.ROUNDTRIP), needs="tools",
-          description="A tool result sent back: the next turn answers."),
-        s("tools-schema-union", "tools", lambda c: chat(c, [{"role": "user", "content": "Label it 'red'."}], tools=[UNION],
-                                                        max_tokens=CALL, intent=Intent.TOOL_SCHEMA_UNION), needs="tools",
-          description="A tool schema with a mixed-type union and allOf: answered, or refused with a 4xx "
-          "(seed 001: 400 invalid_tool_schema).", variant="tool schemas: allOf and unions"),
-        s("tools-schema-nullable", "tools", lambda c: chat(c, [{"role": "user", "content": "Set a red reminder."}],
-                                                            tools=[NULLABLE], max_tokens=CALL,
-                                                            intent=Intent.TOOL_SCHEMA_SUPPORTED),
-          needs="tools", variant="tool schemas: nullable and constant unions",
-          description="A tool schema with a type plus null, a two-branch anyOf, a disjoint oneOf and string constants: "
-          "answered, or refused with a 4xx (seed 001 supports every one)."),
-        s("tools-non-function", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER, CUSTOM_TOOL], max_tokens=CALL,
-                                                        intent=Intent.TOOL_NON_FUNCTION), needs="tools",
-          description="A function tool beside a custom (non-function) one, as OpenAI accepts: answered, or refused "
-          "with a 4xx (seed 001 takes only function tools: 400).", variant="tools: a custom (non-function) tool"),
-        s("tools-cut-by-length", "tools", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="required",
-                                                         max_tokens=3, intent=Intent.EXPECT_LENGTH), needs="tools"),
-        # reasoning and structured output
-        s("reasoning", "reasoning", lambda c: chat(c, HELLO, reasoning_effort="low", max_tokens=THINK,
-                                                   intent=Intent.EFFORT), needs="reasoning", variant="reasoning_effort: low",
-          observable=False),
-        s("reasoning-none", "reasoning", lambda c: chat(c, HELLO, reasoning_effort="none", max_tokens=THINK,
-                                                        intent=Intent.EFFORT), needs="reasoning",
-          variant="reasoning_effort: none"),
-        s("reasoning-roundtrip", "reasoning", lambda c: chat(c, HELLO + [
-            {"role": "assistant", "content": "Hello!", "reasoning_content": "The user greets me."},
-            {"role": "user", "content": "Say it again."}], reasoning_effort="low", max_tokens=THINK,
-            intent=Intent.ROUNDTRIP), needs="reasoning"),
-        *(s(f"reasoning-effort-{value}", "reasoning", _effort(value), needs="reasoning", variant=f"reasoning_effort: {value}",
-            description=f"reasoning_effort {value}: accepted, or refused as unsupported (seed 003 §2.1).", observable=False)
-          for value in ("medium", "high", "xhigh")),
-        # JSON is asked for in the system message (OpenAI's json_object needs the word somewhere), not in the last
-        # one: the bundled model writes JSON only when the last message asks, so a server that ignores
-        # response_format answers in prose here and is seen to ignore it
-        s("json-object", "structured", lambda c: chat(c, [{"role": "system", "content": "You always reply in JSON."},
-                                                          {"role": "user", "content": "Describe a cat."}],
-                                                      response_format={"type": "json_object"}, max_tokens=JSON),
-          needs="structured", variant="response_format: json_object"),
-        s("json-schema-strict", "structured", lambda c: chat(c, [{"role": "user", "content": "Give a person as JSON."}],
-                                                             response_format={"type": "json_schema", "json_schema": {
-                                                                 "name": "person", "schema": PERSON, "strict": True}},
-                                                             max_tokens=JSON),
-          needs="structured", variant="response_format: json_schema strict"),
-        s("response-format-text", "structured", lambda c: chat(c, HELLO, response_format={"type": "text"},
-                                                              max_tokens=ANSWER, intent=Intent.FORMAT_TEXT),
-          description="response_format {\"type\": \"text\"}, the default: answered as without it."),
-        s("sampling-options", "errors", lambda c: chat(c, HELLO, top_k=40, repetition_penalty=1.1, max_tokens=ANSWER,
-                                                       intent=Intent.SAMPLING_OPTIONS), only=("strict",),
-          description="top_k and repetition_penalty, which seed 001 documents as supported: answered."),
-        s("unsupported-options", "errors", lambda c: chat(c, HELLO, logit_bias={"1": -1}, verbosity="low",
-                                                          max_tokens=ANSWER, intent=Intent.UNSUPPORTED_OPTIONS),
-          only=("strict",), description="logit_bias and verbosity, which seed 001 refuses: 400 unsupported_value."),
-        s("error-response-format-string", "errors", lambda c: chat(c, HELLO, response_format="json_object",
-                                                                  max_tokens=ANSWER, intent=Intent.BAD_VALUE),
-          kind="followup", description="response_format as a string, not an object: refused with a 4xx (seed 001: "
-          "invalid_value)."),
-        # stream/non-stream parity (CHK-022): unstreamed twice, then streamed, at temperature 0 with a seed
-        s("parity-text", "chunks", lambda c: chat(c, HELLO, max_tokens=ANSWER, **DETERMINISTIC, **usage),
-          kind="parity", only_for=PARITY,
-          description="A plain answer unstreamed twice, then streamed: the stream assembles to it."),
-        s("parity-tools", "chunks", lambda c: chat(c, ASK_WEATHER, tools=[WEATHER], tool_choice="auto",
-                                                   max_tokens=CALL, **DETERMINISTIC, **usage),
-          kind="parity", only_for=PARITY, needs="tools",
-          description="A tool call unstreamed twice, then streamed: the same name and arguments (parsed), finish "
-          "and usage."),
-        s("parity-structured", "chunks", lambda c: chat(c, [{"role": "user", "content": "Give a person as JSON."}],
-                                                        response_format={"type": "json_schema", "json_schema": {
-                                                            "name": "person", "schema": PERSON, "strict": True}},
-                                                        max_tokens=JSON, **DETERMINISTIC, **usage),
-          kind="parity", only_for=PARITY, needs="structured",
-          description="Structured output unstreamed twice, then streamed: the same JSON text."),
-        s("parity-reasoning", "chunks", lambda c: chat(c, HELLO, reasoning_effort="low", max_tokens=THINK,
-                                                       **DETERMINISTIC, **usage),
-          kind="parity", only_for=PARITY, needs="reasoning",
-          description="A reasoning answer unstreamed twice, then streamed: the same reasoning and content."),
-        # errors before the stream (each followed by a plain request)
-        s("error-malformed-json", "errors", lambda c: _raw(c, b'{"model": "x", "messages": [', Intent.MALFORMED_JSON),
-          kind="followup"),
-        s("error-wrong-type", "errors",
-          lambda c: chat(c, "hello", max_tokens=ANSWER, intent=Intent.WRONG_TYPE),  # type: ignore[arg-type]
-          kind="followup"),
-        s("error-bad-value", "errors",
-          lambda c: chat(c, HELLO, temperature="hot", max_tokens=ANSWER, intent=Intent.BAD_VALUE),
-          kind="followup"),
-        s("error-missing-messages", "errors", lambda c: Request(body={"model": c.model, "stream": True, "max_tokens": ANSWER},
-                                                                intent=Intent.MISSING_MESSAGES), kind="followup"),
-        s("null-fields", "errors", lambda c: chat(c, HELLO, max_tokens=ANSWER, temperature=None, top_p=None,
-                                                  stop=None, seed=None, intent=Intent.NULL_FIELDS),
-          description="Optional top-level fields set to null: answered as if absent."),
-        s("ignored-fields", "errors", lambda c: chat(c, HELLO, max_tokens=ANSWER, user="conformance",
-                                                     store=False, metadata={"suite": "conformance"},
-                                                     service_tier="auto", prompt_cache_key="conformance",
-                                                     safety_identifier="conformance",
-                                                     intent=Intent.IGNORED_FIELDS),
-          description="The OpenAI fields a server may ignore (user, store, metadata, ...): accepted."),
-        s("error-unknown-parameter", "errors", lambda c: chat(c, HELLO, temperatur=0.2, max_tokens=ANSWER,
-                                                                  intent=Intent.UNKNOWN_PARAMETER),
-          kind="followup"),
-        s("error-unknown-model", "errors", lambda c: Request(body={
-            "model": "conformance-no-such-model", "messages": HELLO, "stream": True, "max_tokens": ANSWER},
-            intent=Intent.UNKNOWN_MODEL),
-          kind="followup"),
-        s("error-context-overflow", "errors", lambda c: chat(c, [{"role": "user",
-                                                              "content": "hello " * overflow_words(c)}],
-                                                             max_tokens=16, intent=Intent.CONTEXT_OVERFLOW),
-          kind="followup", description="A prompt a quarter beyond the context the server states (else 256K tokens)."),
-        s("error-oversized", "errors", lambda c: chat(c, HELLO, user="x" * OVERSIZED_BYTES, max_tokens=ANSWER,
-                                                      intent=Intent.OVERSIZED), kind="followup",
-          description="A 16 MiB body, its bulk in the user field: the size is what is refused (413), and a server "
-          "without a body limit parses it and answers rather than tokenizing 16 MiB."),
-        s("error-json-text-plain", "errors", lambda c: _raw(
-            c, json.dumps({"model": c.model, "messages": HELLO, "max_tokens": 8}).encode(), Intent.JSON_AS_TEXT,
-            "text/plain"),
-          description="A valid JSON body labelled text/plain (what a web page may post without a CORS preflight): "
-          "refused with a 4xx."),
-        s("error-wrong-content-type", "errors", lambda c: _raw(c, b"hello", Intent.WRONG_CONTENT_TYPE, "text/plain"),
-          kind="followup"),
-        # images (seed 001 Images; 003 §2.2)
-        s("image-data-url", "images", lambda c: chat(c, [{"role": "user", "content": [
-            {"type": "text", "text": "What colour is this pixel?"}, image()]}], max_tokens=ANSWER, intent=Intent.IMAGE),
-          description="A data-URL image in a user message: answered, or refused with a 4xx envelope.", variant="images",
-          observable=False),
-        s("image-wrong-role", "images", lambda c: chat(c, [{"role": "system", "content": [image()]}, *HELLO],
-                                                       max_tokens=ANSWER, intent=Intent.IMAGE_MISPLACED),
-          kind="followup", description="An image in a system message: refused with 400."),
-        s("image-detail-high", "images", lambda c: chat(c, [{"role": "user", "content": [
-            {"type": "text", "text": "Describe it."}, image(detail="high")]}], max_tokens=ANSWER,
-            intent=Intent.IMAGE_MISPLACED), kind="followup", only=("strict",),
-          description="detail high, which seed 001 refuses (detail absent or auto)."),
-        s("image-remote-url", "images", lambda c: chat(c, [{"role": "user", "content": [
-            {"type": "text", "text": "Describe it."}, image("https://example.invalid/pixel.png")]}], max_tokens=ANSWER,
-            intent=Intent.IMAGE_MISPLACED), kind="followup", only=("strict",),
-          description="A remote image URL, which seed 001 refuses (data URLs only); .invalid never resolves."),
-        # usage: prompt reuse
-        s("prompt-reuse", "usage", lambda c: chat(c, HELLO, max_tokens=ANSWER, **usage), needs="usage", kind="repeat",
-          description="The same history twice: the second reports the reused prompt tokens (seed 001).",
-          variant="prompt reuse (cached_tokens)"),
-        # AFM profile events (seed 000): a server without them ignores the header
-        s("afm-profile", "chunks", lambda c: chat(c, HELLO, max_tokens=5, headers={"X-AFM-Profile": "true"}, **usage),
-          description="X-AFM-Profile: true: an afm_profile object after usage, before [DONE], without choices."),
-        s("afm-profile-extended", "chunks", lambda c: chat(c, HELLO, max_tokens=5,
-                                                           headers={"X-AFM-Profile": "extended"}, **usage),
-          description="X-AFM-Profile: extended: afm_profile_extended with summary and samples."),
-        # cancellation
-        s("disconnect", "cancellation", lambda c: chat(c, LONG, max_tokens=3000), kind="disconnect",
-          description="Disconnect after the first event of a long generation; the work must stop."),
-        s("cancel-endpoint", "cancellation", lambda c: chat(c, LONG, max_tokens=3000, intent=Intent.CANCELLED_STREAM,
-                                                            headers={"X-Request-ID": "conformance-cancel-1"}),
-          needs="cancel-endpoint", kind="cancel"),
-        s("cancel-unknown", "cancellation", lambda c: Request(
-            path="/v1/chat/completions/conformance-unknown-id/cancel", body={}, intent=Intent.CANCEL_UNKNOWN),
-          needs="cancel-endpoint", variant="cancel endpoint"),
-        s("cancel-completed", "cancellation", lambda c: chat(c, HELLO, max_tokens=ANSWER, headers={
-            "X-Request-ID": "conformance-cancel-done-1"}), needs="cancel-endpoint", kind="cancel-completed",
-          description="A stream that has ended, then its cancel call and one with its chatcmpl id: 404, cancelled: false."),
-        s("queue-full", "errors", lambda c: chat(c, LONG, max_tokens=3000), kind="burst",
-          description="Twelve long streams at once: a server with a bounded queue answers 429 with Retry-After."),
-        # transport over HTTP/1.0
-        s("http10", "transport", lambda c: chat(c, HELLO, max_tokens=ANSWER), kind="http10",
-          description="An HTTP/1.0 request: no Transfer-Encoding, a close-delimited body."),
-        # models and Ollama
-        s("models", "models", lambda c: Request(method="GET", path="/v1/models")),
-        s("health", "models", lambda c: Request(method="GET", path="/health"),
-          description="GET /health (seed 001): 200 with a JSON object where served.", variant="GET /health"),
-        s("ollama-chat", "ollama", lambda c: Request(path="/api/chat", body={"model": c.model, "messages": HELLO,
-                                                                                 "options": {"num_predict": ANSWER}},
-                                                     headers={"X-Request-ID": "conformance-ollama-1"}),
-          needs="ollama", variant="Ollama /api/chat"),
-        s("ollama-length", "ollama", lambda c: Request(path="/api/generate", body={
-            "model": c.model, "prompt": "Tell me a long story.", "options": {"num_predict": 3}},
-            intent=Intent.EXPECT_LENGTH), needs="ollama", description="num_predict 3: done_reason length."),
-        s("ollama-error", "ollama", lambda c: Request(path="/api/chat", body={
-            "model": "conformance-no-such-model", "messages": HELLO, "options": {"num_predict": ANSWER}},
-            intent=Intent.OLLAMA_FAILURE), needs="ollama",
-          description="An unknown model on /api/chat: an error status or a terminal error frame, no done: true."),
-        s("ollama-pull", "ollama", lambda c: Request(path="/api/pull", body={"model": c.model}, intent=Intent.PULL),
-          needs="ollama", opt_in=True,
-          description="/api/pull of the model already served (opt-in: a real Ollama may download): status frames, "
-          "then success or an error frame."),
-        s("ollama-generate", "ollama", lambda c: Request(path="/api/generate", body={
-            "model": c.model, "prompt": "Say hello.", "options": {"num_predict": ANSWER}}), needs="ollama",
-          variant="Ollama /api/generate"),
-        s("ollama-tags", "ollama", lambda c: Request(method="GET", path="/api/tags"), needs="ollama", variant="Ollama /api/tags"),
-    ]
+__all__ = ["BY_NAME", "CAPABILITIES", "CAPABILITY_SCENARIOS", "SCENARIOS", "Context", "Scenario", "route_needed",
+           "sends"]
 
 
 def sends(sc: Scenario) -> str:
@@ -424,7 +45,7 @@ def sends(sc: Scenario) -> str:
         if key in ("model", "messages", "input"):
             continue
         if key == "tools":
-            value = "[" + ", ".join(_tool_name(t) for t in value) + "]"
+            value = "[" + ", ".join(tool_name(t) for t in value) + "]"
         text = value if isinstance(value, str) else json.dumps(value)
         fields.append(f"{key}={text if len(text) <= 40 else text[:37] + '...'}")
     size = len(json.dumps(body.get("messages", []))) if "messages" in body else 0
@@ -435,7 +56,7 @@ def sends(sc: Scenario) -> str:
 
 
 def _protocol_scenarios() -> list[Scenario]:
-    """The scenarios each protocol package brings (chat's and Ollama's are above), found by the registry."""
+    """The scenarios each protocol package brings, found by the registry, in its order."""
     from conformance.protocols import brought
 
     return [sc for module in brought("conformance.protocols.{name}.scenarios") for sc in module.scenarios()]
@@ -448,17 +69,36 @@ def _agent_scenarios() -> list[Scenario]:
     return agents.scenarios()
 
 
-SCENARIOS: tuple[Scenario, ...] = tuple(_scenarios()) + tuple(_protocol_scenarios()) + tuple(_agent_scenarios())
+SCENARIOS: tuple[Scenario, ...] = tuple(_protocol_scenarios()) + tuple(_agent_scenarios())
 BY_NAME = {sc.name: sc for sc in SCENARIOS}
 
 
 def route_needed(sc: Scenario) -> str | None:
     """The protocol route (``Capability.route``) a scenario needs: its capability, or the one the probe of its
-    capability needs (messages-thinking's probe needs messages); None when it needs no route."""
+    capability needs (messages-thinking's probe needs messages), else the route of the protocol its request speaks
+    (every chat scenario needs chat's route, the cancel calls included); None when it needs no route (the model list,
+    /health)."""
     needs, seen = sc.needs, set()
     while needs is not None and needs not in seen:  # a probe may need its own capability (tools-auto)
         if needs in ROUTE_CAPABILITIES:
             return needs
         seen.add(needs)
         needs = BY_NAME[CAPABILITY_SCENARIOS[needs]].needs
-    return None
+    protocol = protocol_of(sc)
+    return protocol if protocol in ROUTE_CAPABILITIES else None
+
+
+@functools.cache
+def _protocol_of(name: str) -> str | None:
+    from conformance.protocols import endpoint_of, protocol_for
+
+    endpoint = endpoint_of(BY_NAME[name].build(Context(model="MODEL", context_tokens=1024)).path)
+    if endpoint == "cancel":  # the cancel endpoint is chat's (seed 000: /v1/chat/completions/{id}/cancel)
+        endpoint = "chat"
+    protocol = protocol_for(endpoint)
+    return protocol.name if protocol is not None else None
+
+
+def protocol_of(sc: Scenario) -> str | None:
+    """The protocol a scenario's request speaks (by its route), None for a plain route (the model list, /health)."""
+    return _protocol_of(sc.name)

@@ -64,7 +64,7 @@ def test_a_body_is_encoded_once_and_a_new_body_anew(monkeypatch: pytest.MonkeyPa
     import dataclasses
     import json
 
-    from conformance import client
+    from conformance.model import request
 
     calls = []
     real = json.dumps
@@ -73,7 +73,7 @@ def test_a_body_is_encoded_once_and_a_new_body_anew(monkeypatch: pytest.MonkeyPa
         calls.append(value)
         return real(value, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(client.json, "dumps", counting)
+    monkeypatch.setattr(request.json, "dumps", counting)
     req = Request(body={"model": "m", "messages": [{"role": "user", "content": "x" * 5000}]})
     first = req.encoded()
     KINDS["plain"].script(req, Script(BASE, body_file="reproducers/x.json.gz"))

@@ -249,9 +249,9 @@ def refused_field(message: str, body: Any) -> str:
 
 def scenarios() -> list[Any]:
     """A scenario per corpus request: sent as the agent sent it, with the run's model and the output capped."""
-    from conformance.client import Request
     from conformance.model.capabilities import CAPABILITIES
-    from conformance.scenarios import Scenario
+    from conformance.model.request import Request
+    from conformance.model.scenario import Scenario
 
     out = []
     for entry in corpus():

@@ -25,13 +25,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from conformance.body import held
-from conformance.client import ABANDONED, Limits, Request, cancel_path, record_http10
+from conformance.client import ABANDONED, Limits, cancel_path, record_http10
 from conformance.exchange import Exchange, analyze
 from conformance.model import Intent
 from conformance.model import observations as seen
-from conformance.protocols import answers_for
+from conformance.model.request import Request
+from conformance.model.scenario import ANSWER, Context, Scenario
+from conformance.protocols import DEFAULT_SSE, Protocol, answers_for, by_name, endpoint_of, protocol_for
 from conformance.repro import curl
-from conformance.scenarios import ANSWER, HELLO, LONG, Context, Scenario, chat
 from conformance.settings import liveness_total, queue_wait
 from conformance.untrusted import path_segment as segment_of
 
@@ -58,9 +59,20 @@ class Script:
         return curl(self.base_url, req, self.api_key, self.body_file if with_body_file else None)
 
 
-def liveness_request(model: str) -> Request:
-    """The plain request sent after an error scenario: the server must still answer it."""
-    return chat(Context(model), HELLO, stream=False, max_tokens=8)
+def protocol_of(req: Request) -> Protocol:
+    """The protocol a request speaks, by its route (chat's for the cancel calls and a route no protocol serves): the
+    one whose plain requests a kind sends beside it."""
+    return protocol_for(endpoint_of(req.path)) or by_name(DEFAULT_SSE)
+
+
+def plain(req: Request, ctx: Context, *, stream: bool, max_tokens: int, long: bool = False) -> Request:
+    """A plain request of ``req``'s protocol (``Protocol.plain``): a server that serves one protocol gets no other."""
+    return protocol_of(req).plain(ctx, stream=stream, max_tokens=max_tokens, long=long)  # type: ignore[no-any-return]
+
+
+def liveness_request(req: Request, model: str) -> Request:
+    """The plain request sent after an error scenario, of the scenario's protocol: the server must still answer it."""
+    return plain(req, Context(model), stream=False, max_tokens=8)
 
 
 class Kind:
@@ -93,7 +105,7 @@ class Followup(Kind):
 
     def send(self, run: Runner, req: Request) -> list[Exchange]:
         ex = run.send(req)
-        live = run.send(liveness_request(run.model), replace(run.settings.limits, total=liveness_total(
+        live = run.send(liveness_request(req, run.model), replace(run.settings.limits, total=liveness_total(
             run.settings.timeout, run.plain_first_event)))
         return [replace(ex, observations=ex.observations.with_(followup=seen.Followup(live.status)))]
 
@@ -102,7 +114,7 @@ class Followup(Kind):
 
     def script(self, req: Request, how: Script) -> str:
         return (f"{how.curl(req, True)}\n# then a plain request, which must still be answered:\n"
-                f"{how.curl(liveness_request(how.model))}")
+                f"{how.curl(liveness_request(req, how.model))}")
 
 
 
@@ -139,10 +151,11 @@ class Disconnect(Kind):
     def send(self, run: Runner, req: Request) -> list[Exchange]:
         ctx = Context(run.model)
         before = _generations(run)  # with counters the work is read from them; else timed against a baseline
-        baseline = _first_byte(run, chat(ctx, HELLO, max_tokens=8)) if before is None else None
+        baseline = _first_byte(run, plain(req, ctx, stream=True, max_tokens=8)) if before is None else None
         other: list[Exchange] = []
         started = threading.Event()
-        other_req = replace(chat(ctx, LONG, max_tokens=24), scenario=f"{req.scenario}/other", retry_lost=False,
+        other_req = replace(plain(req, ctx, stream=True, max_tokens=24, long=True), scenario=f"{req.scenario}/other",
+                            retry_lost=False,
                             first_event=started)
         thread = threading.Thread(target=lambda: other.append(run.send(other_req)))
         thread.start()
@@ -159,7 +172,7 @@ class Disconnect(Kind):
             if before and after and "cancelled" in before and "cancelled" in after:
                 obs["cancelled_delta"] = int(after["cancelled"]) - int(before["cancelled"])
         else:
-            obs["followup_ttfb_s"] = _first_byte(run, chat(ctx, HELLO, max_tokens=8))
+            obs["followup_ttfb_s"] = _first_byte(run, plain(req, ctx, stream=True, max_tokens=8))
         if other:
             done = analyze(other[0], run.settings.profile)
             # a missing terminator alone is the protocol's framing rule, not this one's
@@ -504,7 +517,7 @@ def _settle(run: Runner, req: Request) -> float | None:
     total = run.settings.limits.total
     pace = max(SETTLED_S, 3 * (run.plain_first_event or 0.0))
     ctx = Context(model=run.model, profile=run.settings.profile, context_tokens=run.context)
-    probe = replace(chat(ctx, HELLO, max_tokens=ANSWER), scenario=f"{req.scenario}/settle")
+    probe = replace(plain(req, ctx, stream=True, max_tokens=ANSWER), scenario=f"{req.scenario}/settle")
     while (left := total - (time.monotonic() - start)) >= SETTLED_S:
         ex = run.send(probe, replace(run.settings.limits, total=left))
         if ex.status is None:

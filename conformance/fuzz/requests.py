@@ -23,8 +23,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.client import Request
 from conformance.model import Intent
+from conformance.model.request import Request
 
 KINDS = ("valid", "invalid", "lenient")
 MAX_GENERATED = 16  # max_tokens for every valid request: the answers stay short

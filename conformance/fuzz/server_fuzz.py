@@ -123,9 +123,10 @@ class ServerFuzzer:
     def _liveness(self, limits: Limits) -> int | None:
         """A plain request on a new connection (every request has its own);
         one retry half a second later, so that a connection race is not taken for a dead server."""
-        from conformance.scenarios import HELLO, Context, chat
+        from conformance.model.scenario import Context
+        from conformance.protocols import by_name
 
-        req = chat(Context(self.runner.model), HELLO, stream=False, max_tokens=1)
+        req = by_name("chat").plain(Context(self.runner.model), stream=False, max_tokens=1)
         req.scenario = "fuzz-liveness"
         status = None
         for attempt in range(2):

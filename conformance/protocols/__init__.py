@@ -77,6 +77,19 @@ class Protocol:
     # the request field that caps the output tokens (dotted: a field inside an object), set where a request sent as
     # recorded (the agents' corpus) asks for none
     cap_field: str = "max_tokens"
+    # the scenario that probes whether the server serves this protocol's route (its route capability's probe): sent
+    # first; a 404, 405 or 501 that names no model leaves the protocol's other scenarios unsent
+    probe: str = ""
+    # the route that lists the models this protocol serves (OpenAI's and Anthropic's APIs: /v1/models; Ollama:
+    # /api/tags): where discovery looks for a model, and what a run of this protocol alone may ask
+    models_path: str = "/v1/models"
+
+    def plain(self, ctx: Any, *, stream: bool, max_tokens: int, long: bool = False) -> Any:
+        """A plain request of this protocol (``protocols/<name>/scenarios.py``'s ``plain``): what every scenario kind
+        sends beside its own request (the liveness request after an error, a disconnect's baseline and other stream,
+        the burst's settle streams), so a server of one protocol gets no request of another."""
+        module = importlib.import_module(f"conformance.protocols.{self.name}.scenarios")
+        return module.plain(ctx, stream=stream, max_tokens=max_tokens, long=long)
 
     def request_headers(self, api_key: str | None) -> dict[str, str]:
         if self.headers is not None:

@@ -29,7 +29,7 @@ NAME = "chat"
 PROTOCOL = Protocol(
     name=NAME, summary="OpenAI Chat Completions streams on /v1/chat/completions",
     routes=(("/chat/completions", "chat"),), framing="sse", streams_by_default=False,
-    analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers,
+    analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers, probe="stream-plain",
 )
 
 __all__ = [

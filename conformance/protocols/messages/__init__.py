@@ -96,6 +96,7 @@ PROTOCOL = Protocol(
     sniff=sniff, path="/v1/messages", client_view=client_view, openai=False, headers=headers, shows=shows,
     # Anthropic's SDKs and Claude Code take the root (they add /v1/messages) and the key in ANTHROPIC_API_KEY
     client_env=lambda base_url, host_url: {"ANTHROPIC_BASE_URL": host_url, "ANTHROPIC_API_KEY": "replay"},
+    probe="messages-stream",
 )
 
 __all__ = ["NAME", "PROTOCOL", "VERSION", "Answer", "Assembler", "Block", "Event", "Violation", "answers",

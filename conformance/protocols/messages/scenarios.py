@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.client import Request
 from conformance.model import Intent
+from conformance.model.request import Request
 
 PATH = "/v1/messages"
 COUNT_PATH = "/v1/messages/count_tokens"
@@ -49,15 +49,21 @@ def tool_result_turn() -> list[dict[str, Any]]:
                                           "content": "18 C and sunny"}]}]
 
 
+def plain(ctx: Any, *, stream: bool, max_tokens: int, long: bool = False) -> Request:
+    """A plain request of the Messages API, for the scenario kinds' liveness and side requests."""
+    return messages(ctx, LONG if long else HELLO, stream=stream, max_tokens=max_tokens)
+
+
 def scenarios() -> list[Any]:
-    from conformance.scenarios import TIME, WEATHER, Scenario
+    from conformance.model.scenario import TIME, WEATHER, Scenario
 
     s = Scenario
     weather, both = [tool(WEATHER)], [tool(WEATHER), tool(TIME)]
     needs = "messages"
     return [
         s("messages-stream", "messages", lambda c: messages(c, HELLO),
-          description="POST /v1/messages, streamed: the whole event flow.", variant="Messages API"),
+          needs=needs, description="POST /v1/messages, streamed: the whole event flow (it probes the route: the "
+          "Messages scenarios are sent only where it is served).", variant="Messages API"),
         s("messages-json", "messages", lambda c: messages(c, HELLO, stream=False), needs=needs,
           description="stream: false: one message object."),
         s("messages-blocks", "messages", lambda c: messages(c, [

@@ -71,7 +71,8 @@ PROTOCOL = Protocol(
             ("/api/tags", "ollama-tags")),
     analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers, openai=False,
     client_env=lambda base_url, host_url: {"OLLAMA_HOST": host_url},  # the ollama libraries take the root
-    cap_field="options.num_predict",
+    cap_field="options.num_predict", probe="ollama-chat",
+    models_path="/api/tags",
 )
 
 __all__ = ["NAME", "PROTOCOL", "assemble_frames"]

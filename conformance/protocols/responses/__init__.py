@@ -70,6 +70,7 @@ PROTOCOL = Protocol(
     routes=(("/responses", "responses"),), framing="sse", streams_by_default=False,
     analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers,
     sniff=sniff, path="/v1/responses", client_view=client_view, cap_field="max_output_tokens",
+    probe="responses-stream",
 )
 
 __all__ = ["DONE", "NAME", "PROTOCOL", "Answer", "Assembler", "Event", "Item", "Violation", "answers", "classify",

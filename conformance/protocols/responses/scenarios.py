@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.client import Request
 from conformance.model import Intent
+from conformance.model.request import Request
 
 PATH = "/v1/responses"
 HELLO = "Say hello in one short sentence."
@@ -34,8 +34,13 @@ def responses(ctx: Any, input: Any, *, stream: bool | None = True, intent: Inten
     return Request(path=PATH, body=body, intent=intent, headers=headers or {})
 
 
+def plain(ctx: Any, *, stream: bool, max_tokens: int, long: bool = False) -> Request:
+    """A plain request of the Responses API, for the scenario kinds' liveness and side requests."""
+    return responses(ctx, LONG if long else HELLO, stream=stream, max_output_tokens=max_tokens)
+
+
 def scenarios() -> list[Any]:
-    from conformance.scenarios import PERSON, TIME, WEATHER, Scenario
+    from conformance.model.scenario import PERSON, TIME, WEATHER, Scenario
 
     s = Scenario
     weather, both = [flat(WEATHER)], [flat(WEATHER), flat(TIME)]
@@ -43,7 +48,8 @@ def scenarios() -> list[Any]:
     needs = "responses"
     return [
         s("responses-stream", "responses", lambda c: responses(c, HELLO, max_output_tokens=ANSWER),
-          description="POST /v1/responses, streamed: the whole event lifecycle.", variant="Responses API"),
+          needs=needs, description="POST /v1/responses, streamed: the whole event lifecycle (it probes the route: "
+          "the Responses scenarios are sent only where it is served).", variant="Responses API"),
         s("responses-json", "responses", lambda c: responses(c, HELLO, stream=False, max_output_tokens=ANSWER),
           needs=needs, description="stream: false: one response object."),
         s("responses-items", "responses", lambda c: responses(c, [
