@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from conformance.model.capabilities import CAPABILITY_RULES
 from conformance.protocols import REGISTRY
 
-RULESET_VERSION = "8"  # bumped whenever a rule is added or retired or its meaning changes; in every report
+RULESET_VERSION = "9"  # bumped whenever a rule is added or retired or its meaning changes; in every report
 # 2: TRN-014 (every request gets a response; nothing passes without one), judging caps under TRN-011.
 # 3: ERR-017 (bad input is refused within the refusal deadline), ERR-018 (a burst is answered or refused, not
 #    queued without a bound); TRN-014 leaves a request cut at the refusal deadline to ERR-017; MOD-002 asks only
@@ -31,6 +31,8 @@ RULESET_VERSION = "8"  # bumped whenever a rule is added or retired or its meani
 #    name) and the registry decides; the generic SSE framing and stream-header rules judge every SSE protocol.
 # 8: agents (issue 46): AGT-001 (the requests real agents send are answered: client readiness), TRN-019 (no long
 #    silence in a stream, the longest reported).
+# 9: one-protocol servers (issue 61): chat's route is a capability (TRN-020, --expect chat); a server that does not
+#    serve a protocol's route gets none of its scenarios, and a refusal that names no model never blames the model.
 # the categories: chat's and the HTTP ones, then one per other protocol (its name, from the registry), then fuzz
 CATEGORIES = (
     "transport", "framing", "chunks", "finish", "usage", "tools", "reasoning", "structured",
@@ -146,6 +148,9 @@ RULES: tuple[Rule, ...] = (
        f"{AFM} headers (a strict schema or strict tool grammar running best-effort)"),
     _r("TRN-017", "transport", "should", "both", "An HTTP/1.1 request is answered in HTTP/1.1, not HTTP/1.0",
        f"{RFC9110}; {RFC9112} (HTTP/1.0 has no chunked framing or persistent connections by default)"),
+    _r("TRN-020", "transport", "must", "both",
+       "POST /v1/chat/completions is served when the server is expected to (capability chat)",
+       f"{OPENAI} (create chat completion); {WIRE} §1 (the OpenAI-compatible base URL serves /chat/completions)"),
     # framing
     _r("SSE-001", "framing", "must", "stream", "The event stream is valid UTF-8", f"{WHATWG}; {WIRE} §3.1", "B8"),
     _r("SSE-002", "framing", "must", "stream", "The stream ends with a data: [DONE] event",

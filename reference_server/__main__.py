@@ -10,13 +10,13 @@ from typing import Any
 def serve(model_dir: Path | None = None, host: str = "127.0.0.1", port: int = 8080, max_context: int = 65536,
           queue_limit: int = 4, api_key: str | None = None, fault: str | None = None,
           request_timeout: float = 10.0, max_connections: int = 256, pace: Any = None,
-          prompt_reuse: bool = True) -> None:
+          prompt_reuse: bool = True, protocols: frozenset[str] | None = None, request_log: Path | None = None) -> None:
     """Load the model, then serve until interrupted."""
     from reference_server.app import run_server
 
     run_server(model_dir=model_dir, host=host, port=port, max_context=max_context, queue_limit=queue_limit,
                api_key=api_key, fault=fault, request_timeout=request_timeout, max_connections=max_connections,
-               pace=pace, prompt_reuse=prompt_reuse)
+               pace=pace, prompt_reuse=prompt_reuse, protocols=protocols, request_log=request_log)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,6 +40,11 @@ def main(argv: list[str] | None = None) -> int:
     slow.add_argument("--prefill-delay", type=float, default=0.0, metavar="SECONDS",
                       help="wait before each answer's first token (default 0)")
     slow.add_argument("--token-rate", type=float, metavar="TOKENS_PER_S", help="at most this many tokens a second")
+    parser.add_argument("--protocol", action="append", metavar="NAME",
+                        help="serve only this protocol's routes (repeatable; default: every one): "
+                        "a server of one protocol")
+    parser.add_argument("--request-log", type=Path, metavar="FILE",
+                        help="append a line per request received (METHOD PATH) to FILE")
     parser.add_argument("--fault", help=argparse.SUPPRESS)  # self-test only: one deliberate defect
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
@@ -55,12 +60,18 @@ def main(argv: list[str] | None = None) -> int:
 
         if args.fault not in BY_NAME:
             parser.error(f"unknown fault {args.fault!r}")
+    from conformance.protocols import REGISTRY
+
+    unknown = [p for p in args.protocol or () if p not in REGISTRY]
+    if unknown:
+        parser.error(f"unknown protocol {unknown[0]!r}; choose from {', '.join(REGISTRY)}")
     from reference_server.engine import Pace
 
     pace = Pace(slots=args.slots, prefill_s=args.prefill_delay, token_rate=args.token_rate)
     try:
         serve(args.model, args.host, args.port, args.max_context, args.queue_limit, args.api_key, args.fault,
-              args.request_timeout, args.max_connections, pace, args.prompt_cache_mode == "on")
+              args.request_timeout, args.max_connections, pace, args.prompt_cache_mode == "on",
+              frozenset(args.protocol) if args.protocol else None, args.request_log)
     except OSError as exc:
         print(f"python -m reference_server: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
               file=sys.stderr)

@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from conformance.protocols import brought
+from conformance.protocols import REGISTRY, brought
 from reference_server.engine import Engine, Job, Pace, QueueFull
 from reference_server.parser import Delta, OutputParser
 from reference_server.protocol import APIError, ChatRequest, parse_chat
@@ -353,18 +353,37 @@ def usage(prompt: int, completion: int, cached: int = 0) -> dict[str, Any]:
             "prompt_tokens_details": {"cached_tokens": cached}}
 
 
-def build_app(engine: Engine, api_key: str | None = None) -> Starlette:
+def build_app(engine: Engine, api_key: str | None = None, protocols: frozenset[str] | None = None) -> Starlette:
+    """The routes: chat's, the model list, /health, and each other protocol's (``reference_server/<name>.py``:
+    ``routes(server)``, found by the registry). With ``protocols``, only those protocols' routes (a server of one
+    protocol, as an Anthropic-only proxy or an Open Responses server is); the model list /v1/models is served where
+    an OpenAI or Anthropic protocol is (Ollama lists its models at /api/tags)."""
     server = Server(engine, api_key)
-    routes = [
-        Route("/v1/chat/completions", server.chat, methods=["POST"]),
-        Route("/v1/chat/completions/{request_id}/cancel", server.cancel, methods=["POST"]),
-        Route("/v1/models", server.models, methods=["GET"]),
-        Route("/v1/models/{model_id:path}", server.models, methods=["GET"]),
-        Route("/health", server.health, methods=["GET"]),
-        # each other protocol's routes (reference_server/<name>.py: routes(server)), found by the registry
-        *(route for module in brought("reference_server.{name}") for route in module.routes(server)),
-    ]
+    serves = protocols if protocols is not None else frozenset(REGISTRY)
+    routes = [Route("/health", server.health, methods=["GET"])]
+    if serves - {"ollama"}:
+        routes += [Route("/v1/models", server.models, methods=["GET"]),
+                   Route("/v1/models/{model_id:path}", server.models, methods=["GET"])]
+    if "chat" in serves:
+        routes += [Route("/v1/chat/completions", server.chat, methods=["POST"]),
+                   Route("/v1/chat/completions/{request_id}/cancel", server.cancel, methods=["POST"])]
+    routes += [route for module in brought("reference_server.{name}") if module.__name__.rsplit(".", 1)[1] in serves
+               for route in module.routes(server)]
     return Starlette(routes=routes)
+
+
+class RequestLog:
+    """ASGI middleware: one line per request received ("METHOD PATH"), appended to a file as it comes (the tests of
+    one-protocol runs read which routes a run asked for)."""
+
+    def __init__(self, app: Any, path: Path) -> None:
+        self.app, self.path = app, path
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") == "http":
+            with self.path.open("a", encoding="utf-8") as log:
+                log.write(f"{scope.get('method', '')} {scope.get('path', '')}\n")
+        await self.app(scope, receive, send)
 
 
 def _raise_file_limit(connections: int) -> None:
@@ -382,7 +401,8 @@ def _raise_file_limit(connections: int) -> None:
 
 def run_server(model_dir: Path | None, host: str, port: int, max_context: int, queue_limit: int,
                api_key: str | None, fault: str | None = None, request_timeout: float = 10.0,
-               max_connections: int = 256, pace: Pace | None = None, prompt_reuse: bool = True) -> None:
+               max_connections: int = 256, pace: Pace | None = None, prompt_reuse: bool = True,
+               protocols: frozenset[str] | None = None, request_log: Path | None = None) -> None:
     """Load the model, then open the port and print one ready line."""
     import uvicorn
 
@@ -398,11 +418,13 @@ def run_server(model_dir: Path | None, host: str, port: int, max_context: int, q
                     pace=Pace(*chosen.engine["pace"]) if chosen and "pace" in chosen.engine else pace,
                     prompt_reuse=prompt_reuse)
     engine.start()
-    app: Any = build_app(engine, api_key)
+    app: Any = build_app(engine, api_key, protocols)
     if chosen is not None:
         from reference_server.faults import FaultLayer
 
         app = FaultLayer(app, chosen)
+    if request_log is not None:
+        app = RequestLog(app, request_log)
     global REQUEST_TIMEOUT
     REQUEST_TIMEOUT = request_timeout
     _raise_file_limit(max_connections)

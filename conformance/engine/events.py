@@ -37,6 +37,17 @@ class ServerWaiting:
 
 
 @dataclass(frozen=True, slots=True)
+class RoutesProbed:
+    """The routes' probes (the run's first requests) have answered: which protocols the server serves, which it does
+    not (with what their probe answered), and how many scenarios are therefore not sent."""
+
+    served: tuple[str, ...]
+    unserved: tuple[tuple[str, str], ...]  # (protocol, "POST /v1/chat/completions answered 404")
+    unsent: int
+    total: int  # scenarios the run will run from here on (an estimate until the capabilities are known)
+
+
+@dataclass(frozen=True, slots=True)
 class ScenarioStarted:
     name: str
     category: str
@@ -80,5 +91,5 @@ class RunFinished:
     result: RunResult
 
 
-Event = (RunStarted | ServerStarting | ScenarioStarted | ExchangeRecorded | ScenarioFinished | FindingReported
+Event = (RunStarted | ServerStarting | RoutesProbed | ScenarioStarted | ExchangeRecorded | ScenarioFinished | FindingReported
          | RuleJudged | RunFinished)

@@ -21,7 +21,7 @@ from conformance.model import Outcome as Verdict
 from conformance.model.observations import CapabilityShown
 from conformance.results import CheckEntry, RunResult
 from conformance.rules import RULES, RULES_BY_ID
-from conformance.scenarios import BY_NAME, CAPABILITY_SCENARIOS, SCENARIOS
+from conformance.scenarios import BY_NAME, CAPABILITY_SCENARIOS, SCENARIOS, protocol_of, route_needed
 from conformance.settings import Settings
 
 BASE_SCENARIOS = frozenset({"stream-plain", "non-stream"})  # a plain stream and a plain JSON answer
@@ -29,10 +29,12 @@ NO_SCENARIO = "—"
 
 
 def scenarios_for(rule_ids: frozenset[str] | None, chosen: frozenset[str] | None = None,
-                  profile: str = "openai") -> list[str]:
+                  profile: str = "openai", protocols: frozenset[str] | None = None) -> list[str]:
     """The scenarios to run for these rules: those of the rules' categories, a plain stream and a plain
-    answer, and the probes of the capabilities they need (all scenarios when no rule is chosen). A
-    scenario for some dialects only runs under their profiles; an opt-in one only when chosen by name."""
+    answer, and the probes of the capabilities they need (all scenarios when no rule is chosen), each with the probe
+    of its protocol's route. A scenario for some dialects only runs under their profiles; an opt-in one only when
+    chosen by name. With ``protocols`` (``--protocol``), only scenarios whose requests speak those protocols: a
+    server of one protocol gets no request of another."""
     if chosen is not None:
         names = set(chosen)
     elif rule_ids is None:
@@ -40,11 +42,17 @@ def scenarios_for(rule_ids: frozenset[str] | None, chosen: frozenset[str] | None
     else:
         categories = {RULES_BY_ID[r].category for r in rule_ids}
         names = {sc.name for sc in SCENARIOS if sc.category in categories
-                 and (not sc.only_for or set(sc.only_for) & rule_ids)} | BASE_SCENARIOS
+                 and (not sc.only_for or set(sc.only_for) & rule_ids)}
+        if any(protocol_of(BY_NAME[n]) == "chat" for n in names):
+            names |= BASE_SCENARIOS
     if chosen is None:
         names = {n for n in names if BY_NAME[n].runs_under(profile)}
+    if protocols is not None:
+        names = {n for n in names if protocol_of(BY_NAME[n]) in protocols}
     names |= {CAPABILITY_SCENARIOS[sc.needs] for sc in SCENARIOS if sc.name in names and sc.needs}
-    names.add(CAPABILITY_SCENARIOS["request-id"])
+    names |= {CAPABILITY_SCENARIOS[route] for n in set(names) if (route := route_needed(BY_NAME[n])) is not None}
+    if any(protocol_of(BY_NAME[n]) == "chat" for n in names):  # TRN-006 is judged on a scenario of its own
+        names.add(CAPABILITY_SCENARIOS["request-id"])
     return [sc.name for sc in SCENARIOS if sc.name in names]
 
 

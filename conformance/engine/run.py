@@ -24,9 +24,10 @@ from conformance.engine import wirelog
 from conformance.engine.bounds import run_bound
 from conformance.engine.judge import judge_run, scenarios_for
 from conformance.engine.runner import Outcome, Runner
+from conformance.protocols import REGISTRY
 from conformance.results import RunResult
 from conformance.rules import RULESET_VERSION
-from conformance.scenarios import BY_NAME, CAPABILITIES
+from conformance.scenarios import BY_NAME, CAPABILITIES, protocol_of
 from conformance.secrets import Scrubber
 from conformance.settings import Settings
 
@@ -70,7 +71,7 @@ REFERENCE_CAPABILITIES = frozenset(CAPABILITIES) - {"images"}  # every one but i
 def _run_live(settings: Settings, reference: bool) -> Iterator[ev.Event]:
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     clock = time.monotonic()
-    names = [n for n in scenarios_for(settings.rules, settings.scenarios, settings.profile)
+    names = [n for n in scenarios_for(settings.rules, settings.scenarios, settings.profile, settings.protocols)
              if n not in settings.exclude_scenarios]
     events: queue.Queue[Any] = queue.Queue()
     runner = Runner(settings, emit=events.put)
@@ -92,7 +93,7 @@ def _live(settings: Settings, reference: bool, runner: Runner, events: queue.Que
             if settings.wait > 0:
                 events.put(ev.ServerWaiting(str(settings.base_url), settings.wait))
                 runner.wait_for_server(settings.wait)
-            runner.discover()
+            runner.discover(run_protocols(names))
             bound = run_bound(settings.limits, settings.workers, names, settings.run_timeout)
             events.put(ev.RunStarted(runner.base_url, runner.model, settings.profile, tuple(names), reference, bound))
             box.append(runner.record_all([BY_NAME[n] for n in names]))
@@ -142,6 +143,12 @@ def _live(settings: Settings, reference: bool, runner: Runner, events: queue.Que
     result = judge_run(outcomes, settings, runner.model, tool=TOOL, started_at=started, duration_s=duration,
                        incomplete=incomplete, unsent=unsent)
     yield from verdict_events(result)
+
+
+def run_protocols(names: list[str]) -> tuple[str, ...]:
+    """The protocols the run's scenarios speak, in registry order (every one when none speaks a protocol)."""
+    spoken = {protocol_of(BY_NAME[n]) for n in names}
+    return tuple(p for p in REGISTRY if p in spoken) or REGISTRY
 
 
 def verdict_events(result: RunResult) -> Iterator[ev.Event]:

@@ -18,13 +18,14 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from conformance.body import HOLD_BYTES, held
-from conformance.client import ANSWER_DEADLINE, REFUSAL_DEADLINE, SIZE_ABORTS, Limits, Request, record
+from conformance.client import ANSWER_DEADLINE, REFUSAL_DEADLINE, SIZE_ABORTS, Limits, record
+from conformance.engine import discovery
 from conformance.engine import events as ev
 from conformance.engine.kinds import Script, kind_of
 from conformance.errors import ConfigError, Unreachable
@@ -33,10 +34,13 @@ from conformance.model import BAD_INPUT, Intent
 from conformance.model.capabilities import CAPABILITY_SCENARIOS, ROUTE_CAPABILITIES, UNSERVED
 from conformance.model.observations import Observations
 from conformance.model.profiles import PROFILES
-from conformance.protocols import answers_for
+from conformance.model.request import Request
+from conformance.model.scenario import Context, Scenario, context_tokens
+from conformance.protocols import REGISTRY, answers_for, by_name
 from conformance.repro import MAX_INLINE_BODY
-from conformance.scenarios import Context, Scenario, context_tokens, route_needed
+from conformance.scenarios import route_needed
 from conformance.settings import Settings
+from conformance.untrusted import one_line
 from conformance.wire.errors import WireError
 from conformance.wire.sse import SSEDecoder
 
@@ -59,6 +63,8 @@ NO_RESPONSE = frozenset({"first-byte timeout", "idle timeout", "total timeout", 
                          "send timeout", "connect timeout"})
 # seed 003 §6: servers list embedding, reranking, speech and image models beside chat ones; no field tells them
 # apart, the practical filter is the name. Discovery takes the first id that does not look like one.
+ROUTE_PROBES = frozenset(CAPABILITY_SCENARIOS[c] for c in ROUTE_CAPABILITIES)  # the scenarios each protocol route's
+# answer shows served or not: sent first, together
 NOT_CHAT = re.compile(r"embed|rerank|bge|clip|whisper|tts|asr|speech|audio|image|flux|sdxl|diffusion", re.IGNORECASE)
 
 
@@ -174,7 +180,9 @@ class Runner:
         self.listed: list[str] | None = None  # the model ids GET /v1/models listed (None: no list)
         self.ahead: Ahead | None = None  # writes each exchange's wire log files as its scenario ends (engine.run)
         self.unsent: dict[str, str] = {}  # scenarios not sent, their route not served (``unserved``): why
-        self._probes: dict[str, Future[Outcome | None]] = {}  # each route's probe in the concurrent phase
+        self.routes: dict[str, Exchange] = {}  # each route's probe (the run's first requests): its first exchange
+        self.model_list: Exchange | None = None  # what GET /v1/models answered
+        self.list_problems: list[tuple[Exchange, str]] = []  # the model lists asked for that were none, and how
         served = "unknown-model-served" in PROFILES[settings.profile].allows
         self.refuse = BAD_INPUT - {Intent.UNKNOWN_MODEL} if served else BAD_INPUT  # requests under the refusal deadline
 
@@ -313,38 +321,56 @@ class Runner:
                 return
             time.sleep(min(0.5, left))
 
-    def discover(self) -> str:
-        """The model to use: --model, else the first id GET /v1/models lists. Raises ``Unreachable``."""
+    def discover(self, protocols: tuple[str, ...] = REGISTRY) -> str:
+        """The model to use: --model, else the first id the model list lists: ``GET /v1/models`` (OpenAI's and
+        Anthropic's APIs, and most servers of any protocol), else, with no --model and a protocol of the run that lists
+        its models elsewhere, there (Ollama's ``GET /api/tags``). Raises ``Unreachable``, and ``ConfigError`` in one
+        sentence that names the base URL when, with no --model, no answer is a model list (a 404, a redirect, a 5xx,
+        an HTML page: ``discovery.url_problem``)."""
+        paths = list(dict.fromkeys(["/v1/models", *(by_name(p).models_path for p in protocols)]))
+        tried: list[tuple[Exchange, str]] = []
+        for path in paths:
+            ex = self._model_list(path)
+            self.model_list = self.model_list or ex
+            problem = discovery.model_list_problem(ex)
+            if problem is None:
+                self.model_list, self.listed = ex, discovery.listed_ids(ex)
+                break
+            tried.append((ex, problem))
+            if self.model or ex.observations.aborted is not None:  # (one list is enough to read the context from)
+                break
+        self.list_problems = tried
+        if not self.model:
+            if self.listed is None:
+                raise ConfigError(discovery.url_problem(self.base_url, tried))
+            if not self.listed:
+                raise ConfigError(f"{self.base_url}{self.model_list.path if self.model_list else ''} lists no model "
+                                  "(no id in it); pass --model")
+            self.model = chat_model(self.listed)
+        try:
+            listed: Any = json.loads(held(self.model_list.body)) if self.model_list is not None else None
+        except ValueError:
+            listed = None
+        self.context = context_tokens(listed, self.model) or self._health_context()
+        return self.model
+
+    def _model_list(self, path: str) -> Exchange:
+        """One model list asked for: a 401/403, no answer, or (with no --model) a list cut short end the run."""
         # a model list is kilobytes: its cap is the body held in memory (2 MiB), not the cap of a long answer
         limits = replace(self.settings.limits, total=min(30.0, self.settings.limits.total),
                          max_bytes=min(self.settings.limits.max_bytes, HOLD_BYTES))
-        ex = self.send(Request(method="GET", path="/v1/models"), limits)
+        ex = self.send(Request(method="GET", path=path), limits)
         if ex.status is None:
             why = ex.observations.error or (f"no response within {limits.total:g} s ({ex.observations.aborted})"
                                            if ex.observations.aborted in NO_RESPONSE else "no response")
             raise Unreachable(f"{self.base_url} did not answer: {why}")
-        self.refuse_if_unauthorized(ex, "GET /v1/models")
-        try:
-            listed: Any = json.loads(held(ex.body))
-        except ValueError:
-            listed = None
-        entries = listed.get("data") if isinstance(listed, dict) else None
-        if isinstance(entries, list):
-            self.listed = [str(e["id"]) for e in entries if isinstance(e, dict) and "id" in e]
+        self.refuse_if_unauthorized(ex, f"GET {path}")
         if not self.model and ex.observations.aborted is not None:
             cut = (f"more than the byte cap of {limits.max_bytes:,} bytes" if ex.observations.aborted == "byte cap"
                    else f"cut short ({ex.observations.aborted})")
-            raise ConfigError(f"{self.base_url}/v1/models answered {ex.status} with a model list {cut}, so no model "
+            raise ConfigError(f"{self.base_url}{path} answered {ex.status} with a model list {cut}, so no model "
                               "could be chosen from it; pass --model")
-        if not self.model:
-            try:
-                ids = [str(entry["id"]) for entry in listed.get("data") or []]
-                self.model = chat_model(ids)
-            except (AttributeError, IndexError, KeyError, TypeError):
-                raise ConfigError(f"{self.base_url}/v1/models answered {ex.status} without a model id; "
-                                  "pass --model") from None
-        self.context = context_tokens(listed, self.model) or self._health_context()
-        return self.model
+        return ex
 
     def _health_context(self) -> int | None:
         """The context length a seed-001 style ``/health`` states (``max_context``), if the server has one."""
@@ -372,53 +398,96 @@ class Runner:
 
     def refuse_if_model_missing(self, ex: Exchange, scenario: str) -> None:
         """A --model the server does not serve (a typo) ends the run at once, in one sentence, before the scenarios:
-        every rule would fail or pass for a reason that has nothing to do with the server. Shown by the first valid
-        chat request answering 404, or a 4xx while the model list is there and does not name the model."""
+        every rule would fail or pass for a reason that has nothing to do with the server. The refusal is read before
+        the model is blamed: a 4xx (not 429) of a valid request that names the model (its code or its message), or
+        any 4xx while the server lists models and not this one. A route's 404 that names no model is a route the
+        server does not serve (``unserved``), never a wrong model."""
         if not self.settings.model or ex.status is None or not 400 <= ex.status < 500 or ex.status == 429:
             return
         if ex.intent in BAD_INPUT or not isinstance(ex.request, dict) or ex.request.get("model") != self.model:
             return
         unlisted = bool(self.listed) and self.model not in (self.listed or ())
-        if ex.status != 404 and not unlisted:
+        if not unlisted and not self.model_refused(ex):
             return
-        error = _error_text(ex)
         ids = self.listed or []
-        listed = ("; the server lists: " + ", ".join(repr(i) for i in ids[:5])
+        listed = ("; the server lists: " + ", ".join(repr(one_line(i[:80])) for i in ids[:5])
                   + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")) if ids else ""
-        raise ConfigError(f"the model {self.model!r} is not served: the first request ({scenario}) answered "
-                          f"{ex.status}{': ' + error if error else ''}{listed}; check --model")
+        raise ConfigError(f"the model {self.model!r} is not served: {scenario} ({ex.method} {ex.path}) answered "
+                          f"{ex.status}: {discovery.error_text(ex)}{listed}; check --model")
+
+    def model_refused(self, ex: Exchange) -> bool:
+        """Whether a refusal is about the model: never where the server lists the model (a proxy's 404 for a route
+        its backend lacks names the model group: LiteLLM's "model group 'X' failed ... Not Found"); else where its
+        code or message names the model (``discovery.names_model``)."""
+        if self.listed and self.model in self.listed:
+            return False
+        return discovery.names_model(ex, self.model)
+
+    def check_routes(self, probes: list[tuple[str, Exchange]]) -> None:
+        """After the routes' probes (the run's first requests): a 401/403 ends the run, a model the server does not
+        serve ends it, and so does a run of every protocol in which no route is served (every probe answered 404, 405
+        or 501 naming no model), in one sentence that names the base URL. A route that is not
+        served leaves its scenarios unsent."""
+        refused = [(name, ex) for name, ex in probes if ex.status in (401, 403)]
+        if refused and all(ex.status in (401, 403) or ex.status in UNSERVED for _, ex in probes):
+            # every route that is there refuses the key: nothing would be judged (one route refusing the key another
+            # accepts is a finding, the Messages API's x-api-key: the run goes on)
+            name, ex = refused[0]
+            self.refuse_if_unauthorized(ex, f"the first request ({name}: {ex.method} {ex.path})")
+        for name, ex in probes:
+            self.refuse_if_model_missing(ex, name)
+        every = {p.name for _, ex in probes if (p := ex.protocol) is not None} == set(REGISTRY)
+        if every and all(ex.status in UNSERVED and not self.model_refused(ex) for _, ex in probes):
+            # no protocol's route: nothing here is an LLM API to judge (a run of some protocols only reports the
+            # routes not served as unsupported, their scenarios unsent)
+            raise ConfigError(discovery.nothing_served(self.base_url, probes, self.list_problems))
 
     # -- scenario kinds --------------------------------------------------------------------
 
     def run_scenario(self, sc: Scenario) -> Outcome | None:
-        """The scenario's outcome; None when the run timeout left it out or cut it (``not_run`` says so), or when
-        its route is not served (``unsent`` says so)."""
-        if (why := self.unserved(sc)) is not None:
-            with self._lock:
-                self.unsent[sc.name] = why
-                self.total -= 1
-            return None
+        """The scenario's outcome; None when the run timeout left it out or cut it (``not_run`` says so)."""
         sent = self.send_scenario(sc)
         return self.finish(sent) if sent is not None else None
 
     def unserved(self, sc: Scenario) -> str | None:
-        """Why ``sc`` is not sent: the probe of a route it needs (``Capability.route``) answered 404, 405 or 501, so
-        the route is not served (a proxy whose backend lacks it, a server of one protocol). Its category's rules would
-        be skipped with the probe's evidence anyway; each request to an unserved route costs a proxy a failure (the
-        LiteLLM proxy cools its only deployment down on a 404: issue 44). None: send it (no such route, the probe not
-        in this run, or the route expected with --expect). Waits for the probe, which was submitted before it."""
+        """Why ``sc`` is not sent: the probe of the route it needs (``route_needed``: its protocol's route, chat's
+        included) answered 404, 405 or 501 with a refusal that names no model, so the route is not served (a server
+        of one protocol, a proxy whose backend lacks it). Its category's rules would be skipped with the probe's
+        evidence anyway; each request to an unserved route costs a proxy a failure (the LiteLLM proxy cools its only
+        deployment down on a 404: issue 44). None: send it (no such route, the probe not in this run, or the route
+        expected with --expect). The probes are the run's first requests: their answers are in before this asks."""
         route = route_needed(sc)
-        if route is None or route in self.settings.expect:
+        if route is None:
+            return self._list_unserved(sc)
+        if route in self.settings.expect:
             return None
         probe = CAPABILITY_SCENARIOS[route]
-        future = self._probes.get(probe)
-        if probe == sc.name or future is None:
+        ex = self.routes.get(probe)
+        if probe == sc.name or ex is None or ex.status not in UNSERVED or self.model_refused(ex):
             return None
-        outcome = future.result()
-        status = outcome.exchanges[0].status if outcome is not None else None
-        if status not in UNSERVED:
+        return f"not sent: capability {route} unsupported ({probe} answered {ex.status}: the route is not served)"
+
+    def _routes_probed(self, probes: list[Exchange]) -> ev.RoutesProbed:
+        served, unserved = [], []
+        for ex in probes:
+            name = ex.protocol.name if ex.protocol is not None else ex.path
+            if ex.status in UNSERVED and not self.model_refused(ex):
+                unserved.append((name, f"{ex.method} {ex.path} answered {ex.status}"))
+            else:
+                served.append(name)
+        return ev.RoutesProbed(tuple(served), tuple(unserved), len(self.unsent), self.total)
+
+    def _list_unserved(self, sc: Scenario) -> str | None:
+        """Why a model list's own scenario (``GET /v1/models``) is not sent: the run probed routes, and none of the
+        protocols it found served lists its models there (a server of Ollama's API alone lists them at /api/tags)."""
+        path = sc.build(Context(self.model)).path
+        if path not in {by_name(p).models_path for p in REGISTRY}:
+            return None  # not a model list (/health)
+        served = [p for ex in self.routes.values() if ex.status not in UNSERVED and (p := ex.protocol) is not None]
+        if not served or any(p.models_path == path for p in served):
             return None
-        return f"not sent: capability {route} unsupported ({probe} answered {status}: the route is not served)"
+        lists = ", ".join(f"{p.name} lists them at {p.models_path}" for p in served)
+        return f"not sent: no route the server serves lists its models at {path} ({lists})"
 
     def send_scenario(self, sc: Scenario) -> Sent | None:
         """The scenario's requests sent and their exchanges recorded (masked), nothing judged; None when the run
@@ -443,8 +512,9 @@ class Runner:
             if cut:
                 self.not_run.append(sc.name)
         first = exchanges[0]
-        if sc.name == "stream-plain" and first.status == 200:
-            self.plain_first_event = first_output_s(first)
+        if sc.name in ROUTE_PROBES and first.status == 200 and (shown := first_output_s(first)) is not None:
+            with self._lock:  # the slowest protocol's plain stream scales the waits (a slow server is not hurried)
+                self.plain_first_event = max(self.plain_first_event or 0.0, shown)
         self.emit(ev.ScenarioFinished(sc.name, sc.category, first.status, round(elapsed, 3),
                                       (self.stop_label if self.stopped else RUN_TIMEOUT) if cut
                                       else first.observations.aborted, done, max(self.total, done)))
@@ -516,45 +586,52 @@ class Runner:
     # -- the live phase ----------------------------------------------------------------
 
     def record_all(self, chosen: list[Scenario]) -> list[Outcome]:
-        """Run ``chosen`` (capability probes included by the caller) and return every outcome, in run order."""
+        """Run ``chosen`` (capability probes included by the caller) and return every outcome, in run order. The
+        routes' probes go first, together: what they answer decides what else is sent (``check_routes``, ``unserved``)."""
         from conformance.engine.judge import capabilities
 
         ordered = [sc for sc in chosen if not kind_of(sc).alone and sc.name not in HEAVY]
         self.total = len(chosen)
-        probes = {CAPABILITY_SCENARIOS[c] for c in ROUTE_CAPABILITIES}
-        first = self.send_scenario(ordered[0]) if ordered else None  # alone: a 401 ends the run here
-        if first is not None:
-            self.refuse_if_unauthorized(first.exchanges[0], f"the first request ({ordered[0].name})")
-            self.refuse_if_model_missing(first.exchanges[0], ordered[0].name)
+        probes = [sc for sc in ordered if sc.name in ROUTE_PROBES]
         with ThreadPoolExecutor(max_workers=max(1, self.settings.workers)) as pool:
-            head = pool.submit(self.finish, first) if first is not None else None  # judged while the others send
-            if head is not None and self.settings.exitfirst:
-                head.result()  # -x: a gating failure of the first scenario stops the run before another is sent
-            # the routes' probes are submitted first (a scenario that needs a route waits for its probe: unserved),
-            # the outcomes are kept in run order
-            futures: dict[str, Future[Outcome | None]] = {}
-            for sc in sorted(ordered[1:], key=lambda sc: sc.name not in probes):
-                futures[sc.name] = pool.submit(self.run_scenario, sc)
-                if sc.name in probes:  # before any scenario that waits for it is submitted
-                    self._probes[sc.name] = futures[sc.name]
-            rest = [o for sc in ordered[1:] if (o := futures[sc.name].result()) is not None]
-            outcomes = ([head.result()] if head is not None else []) + rest
+            # (one probe is sent from this thread, as the whole run's one request may be: a worker thread would hold
+            # the process's exit until its request ends)
+            sents = pool.map(self.send_scenario, probes) if len(probes) > 1 else map(self.send_scenario, probes)
+            first = [(sc, sent) for sc, sent in zip(probes, sents, strict=True) if sent is not None]
+            self.routes = {sc.name: sent.exchanges[0] for sc, sent in first}
+            self.check_routes([(sc.name, sent.exchanges[0]) for sc, sent in first])  # a 401, a wrong model, a wrong URL
+            heads = [pool.submit(self.finish, sent) for _, sent in first]  # judged while the others send
+            # what the probes showed not served is not sent (``unserved``), and the count says so from here on
+            self.unsent.update({sc.name: why for sc in chosen if sc.name not in ROUTE_PROBES
+                                and (why := self.unserved(sc)) is not None})
+            self.total = len(chosen) - len(self.unsent)
+            self.emit(self._routes_probed([sent.exchanges[0] for _, sent in first]))
+            if self.settings.exitfirst:
+                for head in heads:
+                    head.result()  # -x: a gating failure of a probe stops the run before another is sent
+            futures = [pool.submit(self.run_scenario, sc) for sc in ordered
+                       if sc.name not in ROUTE_PROBES and sc.name not in self.unsent]
+            made = {o.scenario.name: o for f in heads + futures if (o := f.result()) is not None}
+            outcomes = [made[sc.name] for sc in ordered if sc.name in made]
         caps = capabilities(outcomes, self.settings)
-        alone = [sc for sc in chosen if kind_of(sc).alone and (sc.needs is None or caps[sc.needs]["supported"]
+        later = [sc for sc in chosen if (kind_of(sc).alone or sc.name in HEAVY) and sc.name not in self.unsent]
+        alone = [sc for sc in later if sc.name not in HEAVY and (sc.needs is None or caps[sc.needs]["supported"]
                                                                or sc.needs in self.settings.expect)]
-        heavy = sorted((sc for sc in chosen if sc.name in HEAVY), key=lambda sc: HEAVY_ORDER.index(sc.name))
-        self.total = len(ordered) + len(alone) + len(heavy)
+        heavy = sorted((sc for sc in later if sc.name in HEAVY), key=lambda sc: HEAVY_ORDER.index(sc.name))
+        with self._lock:
+            self.total -= len(later) - len(alone) - len(heavy)  # a capability the server lacks: its alone ones
+        later = alone + heavy
         # one at a time on the network; each one's outcome is made (judged, its wire log written) while the next one
         # sends, since making it sends nothing. With -x, before the next one is sent: a gating failure stops there
         with ThreadPoolExecutor(max_workers=1) as finishing:
-            made = []
-            for sc in alone + heavy:
+            done = []
+            for sc in later:
                 sent = self.send_scenario(sc)
                 if sent is not None:
-                    made.append(finishing.submit(self.finish, sent))
+                    done.append(finishing.submit(self.finish, sent))
                     if self.settings.exitfirst:
-                        made[-1].result()
-            outcomes += [m.result() for m in made]
+                        done[-1].result()
+            outcomes += [d.result() for d in done]
         return outcomes
 
 

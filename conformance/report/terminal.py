@@ -146,12 +146,16 @@ class LiveProgress:
                                     console=self.console, transient=True)
                 self.task = self.bar.add_task("scenarios", total=self.total)
                 self.bar.start()
+        elif isinstance(event, ev.RoutesProbed) and event.unserved:
+            said = "; ".join(f"{name} ({why})" for name, why in event.unserved)
+            self.line(f"  routes served: {', '.join(event.served) or 'none'}; not served: {said}: "
+                      f"{event.unsent} scenario(s) not sent", "dim")
         elif isinstance(event, ev.ScenarioStarted) and self.verbose:
             self.line(f"  …       {event.category:12} {event.name} started", "dim")
         elif isinstance(event, ev.ScenarioFinished):
             status = "—" if event.status is None else str(event.status)
             aborted = f"  ({event.aborted})" if event.aborted else ""
-            width = len(str(event.total))
+            width = len(str(max(self.total, event.total)))  # the run's first count: the columns stay aligned
             if self.bar is not None and self.task is not None:
                 self.bar.update(self.task, completed=event.done, total=event.total)
             self.line(f"  [{event.done:>{width}}/{event.total}] {event.category:12} {event.name:26} {status:>3} "

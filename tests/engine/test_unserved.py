@@ -5,58 +5,65 @@ proxy counts, and the LiteLLM proxy cools its only deployment down on each 404).
 from __future__ import annotations
 
 import socket
-import threading
-from concurrent.futures import Future
+from dataclasses import replace
 
 import pytest
 
 from conformance.engine.run import execute
-from conformance.engine.runner import Outcome, Runner
+from conformance.engine.runner import Runner
 from conformance.exchange import Exchange
-from conformance.model.capabilities import CAPABILITY_SCENARIOS, ROUTE_CAPABILITIES
-from conformance.scenarios import BY_NAME, SCENARIOS
+from conformance.model.capabilities import ROUTE_CAPABILITIES
+from conformance.protocols import REGISTRY
+from conformance.scenarios import BY_NAME, SCENARIOS, protocol_of
 from conformance.settings import build_settings
 from tests.hostile.servers import HostileServer, Req, answer, send
 
 
-def probed(status: int | None) -> Outcome:
-    """The probe's outcome: its request answered ``status`` (None: no answer)."""
-    return Outcome(BY_NAME["messages-stream"], [Exchange(request={}, body=b"", status=status, headers=())], "", 0.0)
+def probed(status: int | None, body: bytes = b"") -> Exchange:
+    """The probe's first exchange: its request answered ``status`` (None: no answer)."""
+    return Exchange(request={}, body=body, status=status, headers=(), path="/v1/messages")
 
 
 def test_the_routes_are_the_protocols() -> None:
-    assert ROUTE_CAPABILITIES == {"ollama", "responses", "messages"}
+    assert ROUTE_CAPABILITIES == set(REGISTRY)  # chat's route included: a server may serve another protocol alone
 
 
-def test_a_scenario_needing_no_route_is_sent_and_a_probe_needing_itself_ends() -> None:
+def test_a_scenario_is_sent_when_its_probe_is_not_in_the_run_and_a_probe_always() -> None:
     runner = Runner(build_settings(base_url="http://127.0.0.1:9"))
-    runner._probes = {CAPABILITY_SCENARIOS[c]: Future() for c in ROUTE_CAPABILITIES}  # never done: never waited for
     for name in ("tools-auto", "tools-none", "stream-plain", "json-schema-strict", "messages-stream"):
-        assert runner.unserved(BY_NAME[name]) is None  # nothing waited for: no route, or the route's own probe
+        assert runner.unserved(BY_NAME[name]) is None  # no probe answered yet, or the route's own probe
 
 
 @pytest.mark.parametrize("status", [404, 405, 501, 400, 500, None])
-def test_a_dependent_waits_for_its_probe_and_is_unsent_only_when_the_route_is_not_served(status: int | None) -> None:
+def test_a_dependent_is_unsent_only_when_the_route_is_not_served(status: int | None) -> None:
     runner = Runner(build_settings(base_url="http://127.0.0.1:9"))
-    runner._probes = {"messages-stream": Future()}
-    got: list[str | None] = []
-    waiting = threading.Thread(target=lambda: got.append(runner.unserved(BY_NAME["messages-thinking"])))
-    waiting.start()
-    waiting.join(0.2)
-    assert waiting.is_alive()  # the probe has not been recorded yet
-    runner._probes["messages-stream"].set_result(probed(status))
-    waiting.join(5)
+    runner.routes = {"messages-stream": probed(status)}
+    got = runner.unserved(BY_NAME["messages-thinking"])
     if status in (404, 405, 501):
-        assert got == [f"not sent: capability messages unsupported (messages-stream answered {status}: "
-                       "the route is not served)"]
+        assert got == (f"not sent: capability messages unsupported (messages-stream answered {status}: "
+                       "the route is not served)")
     else:
-        assert got == [None]  # a refusal of the probe's request, or no answer, says nothing of the route
+        assert got is None  # a refusal of the probe's request, or no answer, says nothing of the route
+
+
+def test_a_404_that_names_the_model_is_no_route_not_served() -> None:
+    runner = Runner(build_settings(base_url="http://127.0.0.1:9", model="m"))
+    runner.routes = {"messages-stream": probed(404, b'{"type": "error", "error": {"type": "not_found_error", '
+                                                      b'"message": "model: m"}}')}
+    assert runner.unserved(BY_NAME["messages-json"]) is None
+
+
+def test_every_chat_scenario_needs_the_chat_route() -> None:
+    runner = Runner(build_settings(base_url="http://127.0.0.1:9"))
+    runner.routes = {"stream-plain": replace(probed(404), path="/v1/chat/completions")}
+    chat = [sc for sc in SCENARIOS if sc.name != "stream-plain" and protocol_of(sc) == "chat"]
+    assert len(chat) > 50 and all(runner.unserved(sc) for sc in chat)
+    assert runner.unserved(BY_NAME["cancel-unknown"])  # the cancel endpoint is chat's
 
 
 def test_expect_sends_a_dependent_whatever_the_probe_said() -> None:
     runner = Runner(build_settings(base_url="http://127.0.0.1:9", expect="messages"))
-    runner._probes = {"messages-stream": Future()}
-    runner._probes["messages-stream"].set_result(probed(404))
+    runner.routes = {"messages-stream": probed(404)}
     assert runner.unserved(BY_NAME["messages-json"]) is None
 
 

@@ -96,7 +96,8 @@ def test_each_feature_variant_is_reported_supported_unsupported_or_failed() -> N
                       "tool_choice: required": "unsupported", "tool_choice: named": "unsupported",
                       "tool_choice: none": "supported", "parallel_tool_calls: false": "unsupported",
                       "response_format: json_object": "unsupported", "prompt reuse (cached_tokens)": "supported",
-                      "response_format: json_schema strict": "unsupported"}  # the structured probe, added
+                      "response_format: json_schema strict": "unsupported",  # the structured probe, added
+                      "Chat Completions": "supported"}  # the chat route's probe, added
     evidence = result.target["features"]["tool_choice: required"]["evidence"]
     assert "unsupported_value" in evidence, evidence
 

@@ -37,7 +37,7 @@ def test_a_wrong_model_is_one_sentence_and_exit_2_before_the_scenarios(tmp_path:
         targets = list(server.targets)
     for proc in (full, picked):
         assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
-        assert "the model 'gpt-typo' is not served: the first request (stream-plain) answered 404" in proc.stderr
+        assert "the model 'gpt-typo' is not served: stream-plain (POST /v1/chat/completions) answered 404" in proc.stderr
         assert "the server lists: 'm'" in proc.stderr and "Traceback" not in proc.stderr
         assert proc.stderr.count("\n") == 1
     assert len([t for t in targets if "chat/completions" in t]) == 2  # one request each, then the run ended

@@ -157,7 +157,7 @@ def test_a_wrong_key_is_one_sentence_and_exit_2(tmp_path: Path) -> None:
         none, _ = run(server, tmp_path / "b")
     with HostileServer(chat_locked) as server:  # the model list is open, the first chat request is not
         first, _ = run(server, tmp_path / "c")
-    assert first.returncode == 2 and "the first request (stream-plain) answered 401" in first.stderr
+    assert first.returncode == 2 and "the first request (stream-plain: POST /v1/chat/completions) answered 401" in first.stderr
     assert wrong.returncode == 2 and "answered 401; the key that was sent was refused" in wrong.stderr
     assert none.returncode == 2 and "no key was sent" in none.stderr
     assert "skipped" not in wrong.stdout + none.stdout and "Traceback" not in wrong.stderr + none.stderr
