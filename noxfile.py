@@ -1,5 +1,5 @@
 """Sessions: tests, lint, typecheck, fuzz (the deep Hypothesis profile), fuzz-server and fuzz-clients (both
-fuzzers, deep), reference (suite vs bundled server), selftest, bench."""
+fuzzers, deep), reference (suite vs bundled server), selftest, bench, peers, release (the wheel and the tag)."""
 
 from __future__ import annotations
 
@@ -83,3 +83,31 @@ def selftest(session: nox.Session) -> None:
     """Every defect and legal variation; the table goes to reports/selftest/selftest.md."""
     session.install("-e", ".[reference]")
     session.run("conformance", "selftest", *session.posargs)
+
+
+@nox.session
+def release(session: nox.Session) -> None:
+    """Cut a release from this tree: check the version (0.<rule set>.<patch>), the CHANGELOG heading and the pinned
+    recipes agree (tests/test_release.py, tests/engine/test_action.py); build the wheel and sdist into dist/; install
+    the wheel (with the reference extra) in a fresh venv outside the checkout and run the suite against the bundled
+    reference server from there; then print the tag commands (pushing the tag is what a workflow pins)."""
+    import pathlib
+    import tempfile
+
+    session.install("-e", ".[dev,reference]", "build")
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/test_release.py",
+                "tests/engine/test_action.py::test_the_recipe_pins_the_released_version",
+                "tests/engine/test_action.py::test_every_input_the_recipe_sets_is_an_input_of_action_yml")
+    session.run("python", "-m", "build", "--outdir", "dist")
+    version = session.run("python", "-c", "import conformance; print(conformance.__version__)", silent=True).strip()
+    wheel = pathlib.Path("dist", f"chat_conformance-{version}-py3-none-any.whl").resolve()
+    with tempfile.TemporaryDirectory(prefix="conformance-release-") as tmp:
+        venv = pathlib.Path(tmp, "venv")
+        session.run("python", "-m", "venv", str(venv), external=True)
+        session.run(str(venv / "bin" / "pip"), "install", "--quiet", f"{wheel}[reference]", external=True)
+        with session.chdir(tmp):
+            session.run(str(venv / "bin" / "conformance"), "--version", external=True)
+            session.run(str(venv / "bin" / "conformance"), "run", "--scenario", "stream-plain,responses-stream,"
+                        "messages-stream,ollama-chat", "--report-dir", str(pathlib.Path(tmp, "report")), external=True)
+    session.log(f"built {wheel.name}; tag and push it:\n  git tag -a v{version} -m 'chat-conformance {version}'\n"
+                f"  git push origin v{version}")

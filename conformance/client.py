@@ -400,6 +400,9 @@ def _body_piece(got: _Reading, decoder: Decoder, watch: _Watch, piece: bytes, cl
     return False
 
 
+SEND_JOINED = 1024 * 1024  # a request body up to this size goes out in one write with its head
+
+
 def _exchange_http11(sock: socket.socket, authority: str, target: str, req: Request, headers: dict[str, str],
                      limits: Limits, clock: _Clock, got: _Reading) -> None:
     conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=limits.max_header_bytes)
@@ -408,10 +411,16 @@ def _exchange_http11(sock: socket.socket, authority: str, target: str, req: Requ
     if content is not None and not any(k.lower() == "content-length" for k in headers):
         head.append(("Content-Length", str(len(content))))
     out = conn.send(h11.Request(method=req.method, target=target, headers=head)) or b""
-    if content:
+    if content and len(content) > SEND_JOINED:  # a large body is sent as it is, never copied beside its head
+        _send_all(sock, out, limits, clock)
+        for piece in conn.send_with_data_passthrough(h11.Data(data=content)) or []:
+            _send_all(sock, piece, limits, clock)
+        out = b""
+    elif content:  # a small one in the same write as its head (two small writes would meet Nagle's delay)
         out += conn.send(h11.Data(data=content)) or b""
     out += conn.send(h11.EndOfMessage()) or b""
-    _send_all(sock, out, limits, clock)
+    if out:
+        _send_all(sock, out, limits, clock)
     watch = _Watch(req, clock)
     decoder: Decoder | None = None
     while True:
@@ -473,6 +482,8 @@ def record(base_url: str, req: Request, limits: Limits | None = None, api_key: s
         if sock is not None:
             sock.close()
     got.obs["elapsed_s"] = round(clock.elapsed(), 4)
+    if req.content is not None and req.body is not None:  # the record names a bulk it sent (Request.content)
+        got.obs["sent_bytes"] = len(req.content)
     return Scrubber((api_key, *secrets)).exchange(Exchange(
         request=req.body, body=got.body.close(), status=got.status, headers=got.headers, method=req.method,
         path=req.path, request_headers=tuple((k.lower(), v) for k, v in headers.items()), http_version=got.version,

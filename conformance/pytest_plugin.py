@@ -35,6 +35,10 @@ OPTIONS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("run-timeout", ("CONFORMANCE_RUN_TIMEOUT",), "Seconds the whole run may take (default max(300, 10 x timeout))."),
     ("max-body", ("CONFORMANCE_MAX_BODY",), "The most of one response body read and judged (default 64M)."),
 )
+LEVEL_MARKERS = {"must": "a must-level conformance rule (a failure fails the run)",
+                 "should": "a should-level conformance rule (fails the run with --conformance-strict)",
+                 "advisory": "an advisory conformance rule (reported, never fails the run)"}
+PROGRESS_EVERY = 10  # without -v and without a terminal, a progress line every this many scenarios
 XDIST_REFUSED = ("the live conformance suite runs once per session against one server, and pytest-xdist would run "
                  "it once per worker: run it without -n")
 
@@ -73,6 +77,8 @@ def _split_env(name: str) -> list[str]:
 def pytest_configure(config: pytest.Config) -> None:
     """Create the run state, register the marker, refuse -n for the live suite."""
     config.addinivalue_line("markers", "conformance_rule(id): a live conformance rule")
+    for level, what in LEVEL_MARKERS.items():
+        config.addinivalue_line("markers", f"{level}: {what} (select with -m {level})")
     config.stash[STATE] = ConformanceState(config)
     if _wants_live_suite(config) and (config.getoption("numprocesses", None) or 0):
         pytest.exit(f"conformance: {XDIST_REFUSED}", returncode=int(ExitCode.USAGE))
@@ -245,19 +251,22 @@ class ConformanceState:
         if self.attempted or self.settings is None:
             pytest.skip(f"no run: {self.error_message or 'the settings were not prepared'}")
         self.attempted = True
+        import contextlib
+
         from conformance.engine import events as ev
         from conformance.engine import run as engine_run
-        from conformance.report.terminal import LiveProgress
 
         writer = self.config.get_terminal_writer()
-        verbose = self.config.option.verbose > 0
+        progress = _Progress(writer, self.config.option.verbose > 0, self.scrub)
+        capture = self.config.pluginmanager.getplugin("capturemanager")
         try:
-            for event in engine_run(self.settings):
-                if verbose and isinstance(event, ev.ScenarioFinished):
-                    writer.line("")
-                    LiveProgress(_WriterConsole(writer), scrub=self.scrub).handle(event)  # type: ignore[arg-type]
-                if isinstance(event, ev.RunFinished):
-                    self.result = event.result
+            # the run happens inside the first rule test: pytest's capture is set aside while it runs, so its
+            # progress reaches the terminal as it goes (as -s would), not after the test
+            with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+                for event in engine_run(self.settings):
+                    progress.handle(event)
+                    if isinstance(event, ev.RunFinished):
+                        self.result = event.result
         except ConformanceError as exc:
             self._fail(exc.exit_code, str(exc))
         except Exception as exc:
@@ -280,6 +289,55 @@ class ConformanceState:
 
     def entries(self, rule_id: str) -> list[Any]:
         return [c for c in self.run().checks if c.rule == rule_id]
+
+
+class _Progress:
+    """The live run as pytest users expect it: a line per scenario with -v; otherwise one progress line, rewritten
+    in place on a terminal, or a line every ``PROGRESS_EVERY`` scenarios in a log (CI), so a run of a minute is never
+    silent."""
+
+    def __init__(self, writer: Any, verbose: bool, scrub: Any) -> None:
+        self.writer, self.verbose, self.scrub = writer, verbose, scrub
+        self.tty = bool(getattr(writer, "isatty", False)) and not os.environ.get("CI")
+        self.started = 0.0
+        self.open = False
+
+    def handle(self, event: Any) -> None:
+        import time
+
+        from conformance.engine import events as ev
+        from conformance.report.terminal import LiveProgress
+
+        if isinstance(event, ev.RunStarted):
+            self.started = time.monotonic()
+            self.writer.line("")  # (pytest has written the module's name on this line)
+            self._line(f"conformance: the live suite against {event.base_url}, model {event.model}: "
+                       f"{len(event.scenarios)} scenarios (ends within {event.bound_s:.0f} s)")
+        elif isinstance(event, ev.ScenarioFinished) and self.verbose:
+            self._line("")
+            LiveProgress(_WriterConsole(self.writer), scrub=self.scrub).handle(event)  # type: ignore[arg-type]
+        elif isinstance(event, ev.ScenarioFinished):
+            text = (f"conformance: {event.done}/{event.total} scenarios, {time.monotonic() - self.started:.0f} s "
+                    f"(last: {event.name} {event.status if event.status is not None else '—'})")
+            if self.tty:
+                self.writer.write("\r" + self.scrub(text).ljust(100)[:100], flush=True)
+                self.open = True
+            elif event.done % PROGRESS_EVERY == 0 or event.done == event.total:
+                self._line(text)
+        elif isinstance(event, ev.RoutesProbed) and event.unserved:
+            self._line(f"conformance: routes not served: {', '.join(n for n, _ in event.unserved)} "
+                       f"({event.unsent} scenarios not sent)")
+        elif isinstance(event, ev.RunFinished):
+            self._line(f"conformance: judged in {time.monotonic() - self.started:.1f} s")
+
+    def _line(self, text: str) -> None:
+        if self.open:
+            self.writer.line("")
+            self.open = False
+        if not text:
+            self.writer.line("")
+            return
+        self.writer.line(self.scrub(text))
 
 
 class _WriterConsole:

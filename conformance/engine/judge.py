@@ -70,7 +70,8 @@ def capabilities(outcomes: list[Outcome], settings: Settings,
         else:
             supported, evidence = False, unsent.get(scenario, f"scenario {scenario} did not run")
         probed = ex is not None or scenario in unsent
-        source = "expected" if name in expect else "probed" if probed else "not probed"
+        source = "not probed" if not probed else "expected" if name in expect else "probed"  # (expected, yet its
+        # probe not run: a selection left it out, and no run can say yes or no)
         caps[name] = {"supported": supported, "source": source, "evidence": evidence}
     return caps
 

@@ -179,7 +179,11 @@ def to_har(run: WireRun, exchanges: list[tuple[str, Exchange, Body]], scrub: Scr
         post: dict[str, Any] = {}
         if sent is not None:
             post = {"mimeType": ex.request_header("content-type") or "application/json"}
-            if len(sent) <= HAR_INLINE:
+            if ex.observations.sent_bytes is not None:  # the record names a bulk: the exact bytes are the reproducer's
+                post.update(text=sent, _requestFile=f"../reproducers/{_safe(ex.scenario)}.json.gz",
+                            comment=f"this record names the bulk of a {ex.observations.sent_bytes:,}-byte request; the "
+                            f"bytes sent are ../reproducers/{_safe(ex.scenario)}.json.gz (gzipped)")
+            elif len(sent) <= HAR_INLINE:
                 post["text"] = sent
             else:  # (the oversized request is 16 MiB) its exact text is the request file beside, which _save_exchange
                 post.update(comment=f"{len(sent)} characters: see {stem}{REQUEST_SUFFIX}",  # writes past 64 KiB

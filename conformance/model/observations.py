@@ -82,6 +82,7 @@ class Observations:
     not_sent: str | None = None  # a request the scenario would make from the server's data and did not: why
     chained: Chained | None = None  # the stored response this request continued (previous_response_id)
     unstreamed: dict[str, Any] | None = None  # the same request's unstreamed answer, and whether it repeats (CHK-022)
+    sent_bytes: int | None = None  # the request's record names a bulk it sent (the oversized body): the bytes sent
 
     def with_(self, **changes: Any) -> Observations:
         return replace(self, **changes)
@@ -105,7 +106,7 @@ class Observations:
         doc = doc or {}
         known = {"aborted", "error", "elapsed_s", "disconnected_after_events", "followup_status", "liveness_status",
                  "unknown_field", "headers_unknown", "disconnect", "capability", "burst", "retried", "unstopped",
-                 "not_sent", "chained", "uncapped", "paced_s", "unstreamed"}
+                 "not_sent", "chained", "uncapped", "paced_s", "unstreamed", "sent_bytes"}
         unknown = sorted(set(doc) - known)
         if unknown:
             raise ValueError(f"unknown observation {unknown[0]!r}")
@@ -125,4 +126,5 @@ class Observations:
             unstopped=doc.get("unstopped"), not_sent=doc.get("not_sent"), uncapped=doc.get("uncapped"),
             paced_s=doc.get("paced_s"), unstreamed=doc.get("unstreamed") if isinstance(doc.get("unstreamed"), dict) else None,
             chained=Chained(**chained) if isinstance(chained, dict) else None,
+            sent_bytes=doc.get("sent_bytes") if isinstance(doc.get("sent_bytes"), int) else None,
         )

@@ -15,7 +15,9 @@ __all__ = ["Request"]
 
 @dataclass
 class Request:
-    """What to send. ``body`` (JSON) or ``content`` (raw bytes, for malformed input)."""
+    """What to send. ``body`` (JSON) or ``content`` (raw bytes, for malformed input). With both, ``content`` is what
+    is sent and ``body`` what is recorded: a record that names a bulk it sent (the oversized body's 16 MiB), which the
+    exchange's ``sent_bytes`` observation and the reproducer's body file (the exact bytes) say."""
 
     method: str = "POST"
     path: str = "/v1/chat/completions"

@@ -19,18 +19,34 @@ class CategoryRow:
 
 
 def by_category(result: RunResult) -> list[CategoryRow]:
+    """Rules, not checks, per category: each rule counted once, by its verdict across every scenario (what the
+    plugin's tests, results.json's rules and the exit code read)."""
     rows = {c: CategoryRow(c) for c in CATEGORIES}
-    for entry in result.checks:
-        row = rows[entry.category]
-        if entry.outcome == "passed" or (entry.outcome == "failed" and entry.known):
+    for verdict in result.rule_verdicts():
+        row = rows[verdict.category]
+        outcome = verdict.outcome.value
+        if outcome == "passed":
             row.passed += 1
-        elif entry.outcome == "failed":
-            row.failed[entry.level] += 1
-        elif entry.outcome == "skipped":
+        elif outcome == "failed":
+            row.failed[verdict.level.value] += 1
+        elif outcome == "skipped":
             row.skipped += 1
         else:
             row.errors += 1
     return [row for row in rows.values() if row.passed or sum(row.failed.values()) or row.skipped or row.errors]
+
+
+def rules_failed_line(result: RunResult) -> str:
+    """"3 rules failed: 2 must, 1 should (1 gating)", or "no rule failed", with how many passed and were skipped."""
+    counts = rule_counts(result)
+    checks = result.summary()
+    judged = (f"{counts['passed']} passed, {counts['skipped']} skipped of {counts['judged']} rules "
+              f"({checks['passed']} checks passed, {checks['failed']} failed: a rule in each scenario that shows it)")
+    errors = f"; {counts['error']} rule(s) errored in their check" if counts["error"] else ""
+    if not counts["failed"]:
+        return f"no rule failed{errors}; {judged}"
+    levels = ", ".join(f"{counts[level]} {level}" for level in ("must", "should", "advisory") if counts[level])
+    return f"{counts['failed']} rule{'s' if counts['failed'] != 1 else ''} failed: {levels}{errors}; {judged}"
 
 
 def failures(result: RunResult) -> list[CheckEntry]:

@@ -54,8 +54,8 @@ if cap.supported else 'no' }}</b>{{ ', ' if not loop.last }}{% endfor %}.</p>{% 
 <pre>{{ ev.excerpt }}</pre>{% endif %}
 <p>Reproduce ({{ f.first.scenario }}):</p><pre>{{ f.first.reproducer }}</pre></details>
 {% else %}<p>None.</p>{% endfor %}
-<h2>By category</h2>
-<table><tr><th>category</th><th>passed</th><th>must</th><th>should</th><th>advisory</th><th>skipped</th></tr>
+<h2>Rules by category</h2>
+<table><tr><th>rules of</th><th>passed</th><th>must</th><th>should</th><th>advisory</th><th>skipped</th></tr>
 {% for row in rows %}<tr><td>{{ row.category }}</td><td class="n">{{ row.passed }}</td>
 <td class="n must">{{ row.failed.must or '' }}</td><td class="n should">{{ row.failed.should or '' }}</td>
 <td class="n advisory">{{ row.failed.advisory or '' }}</td><td class="n">{{ row.skipped or '' }}</td></tr>

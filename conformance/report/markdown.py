@@ -59,7 +59,7 @@ def render_markdown(result: RunResult) -> str:
             lines.append(f"| {s['name']} | {s['examples']} | {s['requests']} | {answers} |")
         lines.append(f"\nHypothesis seed {generated[0].get('seed')}: `conformance fuzz --seed "
                      f"{generated[0].get('seed')}` repeats the run.")
-    lines += ["", "## By category", "", "| category | passed | must | should | advisory | skipped |",
+    lines += ["", "## Rules by category", "", "| rules of | passed | must | should | advisory | skipped |",
               "|---|---:|---:|---:|---:|---:|"]
     for row in by_category(result):
         lines.append(f"| {row.category} | {row.passed} | {row.failed['must']} | {row.failed['should']} | "

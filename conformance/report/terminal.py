@@ -61,22 +61,23 @@ def print_inspection(result: Inspection, console: Console | None = None) -> None
 
 def summary_lines(result: RunResult) -> list[str]:
     """The end-of-run summary: verdict, per-category counts, capabilities."""
-    from conformance.report.common import by_category, capability_state, run_notes, verdict
+    from conformance.report.common import by_category, capability_state, rule_counts, rules_failed_line, run_notes, verdict
 
-    s = result.summary()
     t = result.target
     ruleset = f"  rule set {result.tool['ruleset']}" if "ruleset" in result.tool else ""
     lines = [f"{verdict(result)}  {t['base_url']}  model {t['model']}  profile {t['profile']}"
              f"{'  strict' if result.strict else ''}{ruleset}  ({result.duration_s:.1f} s)"]
+    lines.append(rules_failed_line(result))
     table = Table(box=None, pad_edge=False, show_edge=False, header_style=None)
-    table.add_column("category", min_width=12)
+    table.add_column("rules of", min_width=12)
     for name in ("passed", "must", "should", "advis.", "skip"):
         table.add_column(name, justify="right")
     for row in by_category(result):
         table.add_row(row.category, str(row.passed), str(row.failed["must"]), str(row.failed["should"]),
                       str(row.failed["advisory"]), str(row.skipped))
-    table.add_row("total", str(s["passed"]), str(s["failed_by_level"]["must"]), str(s["failed_by_level"]["should"]),
-                  str(s["failed_by_level"]["advisory"]), str(s["skipped"]))
+    counts = rule_counts(result)
+    table.add_row("total", str(counts["passed"]), str(counts["must"]), str(counts["should"]), str(counts["advisory"]),
+                  str(counts["skipped"]))
     lines += _text(table)
     caps = ", ".join(f"{n} {capability_state(c)}" for n, c in t["capabilities"].items())
     lines.append(f"capabilities: {caps}")

@@ -12,8 +12,8 @@ from conformance.rules import RULES
 
 def rule_test(*categories: str) -> Callable[[str, ConformanceState], None]:
     """A test parametrized over the rules of ``categories``; each judges its rule across all scenarios."""
-    params = [pytest.param(r.id, id=r.id, marks=pytest.mark.conformance_rule(r.id))
-              for r in RULES if r.category in categories]
+    params = [pytest.param(r.id, id=r.id, marks=[pytest.mark.conformance_rule(r.id), getattr(pytest.mark, r.level)])
+              for r in RULES if r.category in categories]  # -m must, -m "should or must": the rules of those levels
 
     @pytest.mark.parametrize("rule_id", params)
     def test_rule(rule_id: str, conformance_state: ConformanceState) -> None:

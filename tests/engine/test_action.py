@@ -78,13 +78,35 @@ def test_action_yml_runs_as_a_composite_action(must_fault_server: ServerProcess,
 def test_the_recipe_pins_the_released_version() -> None:
     import re
 
-    import tomllib
+    from conformance import __version__
 
-    version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
-    recipe = (ROOT / "docs" / "ci" / "github-workflow.yml").read_text(encoding="utf-8")
-    assert re.findall(r"chat-conformance@(v[\w.]+)", recipe) == [f"v{version}"]
+    for recipe in ("github-workflow.yml", "gitlab-ci.yml"):
+        text = (ROOT / "docs" / "ci" / recipe).read_text(encoding="utf-8")
+        assert re.findall(r"chat-conformance@(v[\w.]+)", text) == [f"v{__version__}"], recipe
     steps = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8").split("## Releasing", 1)[1].split("\n## ", 1)[0]
-    assert "git tag -a vX.Y.Z" in steps and "git push origin vX.Y.Z" in steps
+    assert "git tag -a vX.Y.Z" in steps and "git push origin vX.Y.Z" in steps and "nox -s release" in steps
+
+
+def test_every_input_the_recipe_sets_is_an_input_of_action_yml() -> None:
+    """The recipe is pinned to this tree's version, so the action.yml it runs is this one: every `with:` key it sets
+    must be one of its inputs (0.2.0's action.yml lacked the `wait` the recipe set)."""
+    import yaml
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    recipe = yaml.safe_load((ROOT / "docs" / "ci" / "github-workflow.yml").read_text(encoding="utf-8"))
+    step = next(s for s in recipe["jobs"]["conformance"]["steps"] if "chat-conformance@" in str(s.get("uses")))
+    assert set(step["with"]) <= set(action["inputs"]), set(step["with"]) - set(action["inputs"])
+
+
+def test_action_yml_names_every_capability_and_exit_code() -> None:
+    import yaml
+
+    from conformance.model.capabilities import CAPABILITIES
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    expect = action["inputs"]["expect"]["description"]
+    assert [c for c in CAPABILITIES if c not in expect] == []
+    assert "4 an internal error" in action["description"]
 
 
 def test_the_step_reads_the_same_variables_as_action_yml() -> None:

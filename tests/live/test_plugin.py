@@ -56,3 +56,20 @@ def test_missing_capability_is_skipped_with_evidence(pytester: pytest.Pytester, 
                        "--conformance-scenario=ollama-chat", f"--conformance-report-dir={pytester.path / 'o'}")
     assert result.parseoutcomes()["skipped"] >= 8
     result.stdout.fnmatch_lines(["*capability ollama unsupported: POST /api/chat answered 404*"])
+
+
+def test_markers_by_level_progress_and_a_summary_of_rules(pytester: pytest.Pytester, mlx_server: ServerProcess,
+                                                          model_dir: Path) -> None:
+    """`-m must` selects the must rules; without -v the run shows a progress line as it goes (in a log: one every ten
+    scenarios and the last); the summary counts rules, as the reports do."""
+    result = run_suite(pytester, mlx_server, model_dir, "-m", "must", "--conformance-category=chunks",
+                       "--conformance-scenario=stream-plain,non-stream,n-two", f"--conformance-report-dir={pytester.path / 'o'}")
+    musts = sum(r.category == "chunks" and r.level == "must" for r in RULES)
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) + outcomes.get("failed", 0) + outcomes.get("skipped", 0) == musts
+    assert outcomes["deselected"] == LIVE_RULES - musts
+    result.stdout.fnmatch_lines(["conformance: the live suite against http://127.0.0.1:*: * scenarios*",
+                                 "conformance: */* scenarios, * s (last: *)", "conformance: judged in * s"])
+    failed = outcomes.get("failed", 0)
+    result.stdout.fnmatch_lines([f"{failed} rule{'s' if failed != 1 else ''} failed: {failed} must;*" if failed
+                                 else "no rule failed;*", "rules of *passed*must*should*"])
