@@ -659,7 +659,8 @@ def seed_examples() -> list[tuple[str, str, str]]:
 def render() -> str:
     """The seed-coverage page of the docs site (reference/seed-coverage.md)."""
     out = ["# Seed coverage", "",
-           "Every testable fact of the four seed documents (`../shared/seeds/`), in a few words of our own, with the",
+           "Every testable fact of the four documents this project was built from (the seeds: their titles below), in",
+           "a few words of our own, with the",
            "rules that judge it, the live scenarios that show it and the fixtures that pin it. Generated from",
            "`conformance/coverage.py` when the site is built. Every claim is executable:",
            "`tests/test_coverage.py` judges each fact's fixtures and requires a counterexample (*fails on*: a fixture",

@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from conformance.rules import CATEGORIES, RULES, Rule
+from conformance.rules import CATEGORIES, RULES, Rule, cite
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = re.compile(r"<!--\s*generate:\s*([a-z-]+)(?:\s+([^\s>]+))?\s*-->")
@@ -57,41 +57,78 @@ def _commands(group: click.Group, prefix: str) -> list[tuple[str, click.Command]
     return out
 
 
-def cli_reference() -> str:
-    """Every command and option of `conformance`, from click."""
+COMMAND_ORDER = ("run", "inspect", "rejudge", "clients", "report", "report compare", "baseline", "rules", "scenarios",
+                 "fuzz", "fuzz-client", "replay", "selftest", "serve-reference", "agents", "agents list", "agents record")
+
+
+def cli_slug(path: str) -> str:
+    """The page of a command: ``conformance report compare`` -> ``report-compare``."""
+    return path.removeprefix("conformance ").replace(" ", "-")
+
+
+def _envvars(param: click.Parameter) -> str:
+    envvar = getattr(param, "envvar", None)
+    names = [envvar] if isinstance(envvar, str) else list(envvar or ())
+    return ", ".join(f"`{n}`" for n in names)
+
+
+def cli_command(path: str, command: click.Command) -> str:
+    """One command's page: its usage and what it does at the top, then each option with its default and the
+    environment variable it is also read from."""
+    ctx = click.Context(command, info_name=path, parent=None)
+    out = [f"# {path}", "", "```text", command.get_usage(ctx), "```", "", _help(command.help), ""]
+    if isinstance(command, click.Group):
+        subs = [f"- [`{path} {name}`]({cli_slug(f'{path} {name}')}.md): {_cell(_help(sub.help).splitlines()[0])}"
+                for name, sub in sorted(command.commands.items())]
+        return "\n".join(out + ["## Commands", "", *subs, ""])
+    rows = []
+    for param in command.get_params(ctx):
+        if isinstance(param, click.Argument):
+            rows.append((f"`{param.human_readable_name}` (argument)", "", "", ""))
+            continue
+        record = param.get_help_record(ctx)
+        if record is None:
+            continue
+        names, help_text = record
+        default = ""
+        match = re.search(r"\s*\[([^\[\]]*)\]\s*$", help_text)
+        if match:
+            help_text, default = help_text[:match.start()], match.group(1).removeprefix("default: ")
+        rows.append((f"`{names}`", _cell(help_text), _cell(default), _envvars(param)))
+    if rows:  # a list, not a table: the names and variables stay whole on a narrow page
+        out += ["## Options", ""]
+        for names, help_text, default, envvars in rows:
+            said = "; ".join(part for part in (f"default {default}" if default else "",
+                                               f"also read from {envvars}" if envvars else "") if part)
+            out.append(f"- **{names}**{f' ({said})' if said else ''}{': ' + help_text if help_text else ''}")
+        out.append("")
+    if command.epilog:
+        out += ["## Environment, config file and exit codes", "", "```text", _help(command.epilog), "```", ""]
+    return "\n".join(out)
+
+
+def cli_pages() -> dict[str, str]:
+    """The command-line reference: an index, then a page per command (``reference/cli/<command>.md``)."""
     from conformance.cli import cli
 
     root = click.Context(cli, info_name="conformance")
-    out = ["# Command line", "",
-           "Every command and option of `conformance`, generated from the code (`conformance/cli.py`) when the site "
-           "is built. `conformance COMMAND --help` prints the same.", "",
-           "```text", cli.get_usage(root), "```", "", _help(cli.help), ""]
+    commands = dict(_commands(cli, "conformance"))
+    order = [f"conformance {name}" for name in COMMAND_ORDER if f"conformance {name}" in commands]
+    order += sorted(p for p in commands if p not in order)
+    index = ["# Command line", "",
+             "Every command of `conformance`, each on a page of its own with every option, its default and the "
+             "environment variable it is also read from, generated from the code (`conformance/cli.py`) when the site "
+             "is built. `conformance COMMAND --help` prints the same.", "",
+             "```text", cli.get_usage(root), "```", "", "| command | what it does |", "|---|---|"]
+    index += [f"| [`{path}`]({cli_slug(path)}.md) | {_cell(_help(commands[path].help).splitlines()[0])} |"
+              for path in order]
+    index.append("")
     if cli.epilog:
-        out += ["```text", _help(cli.epilog), "```", ""]
-    for path, command in _commands(cli, "conformance"):
-        ctx = click.Context(command, info_name=path, parent=None)
-        out += [f"## {path}", "", "```text", command.get_usage(ctx), "```", "", _help(command.help), ""]
-        rows = []
-        for param in command.get_params(ctx):
-            if isinstance(param, click.Argument):
-                rows.append((f"`{param.human_readable_name}` (argument)", "", ""))
-                continue
-            record = param.get_help_record(ctx)
-            if record is None:
-                continue
-            names, help_text = record
-            default = ""
-            match = re.search(r"\s*\[([^\[\]]*)\]\s*$", help_text)
-            if match:
-                help_text, default = help_text[:match.start()], match.group(1)
-            rows.append((f"`{names}`", _cell(help_text), _cell(default)))
-        if rows:
-            out += ["| option | what it does | default, environment |", "|---|---|---|"]
-            out += [f"| {a} | {b} | {c} |" for a, b, c in rows]
-            out.append("")
-        if command.epilog:
-            out += ["```text", _help(command.epilog), "```", ""]
-    return "\n".join(out)
+        index += ["## Exit codes and the environment", "", "```text", _help(cli.epilog), "```", ""]
+    pages = {"reference/cli/index.md": "\n".join(index)}
+    for path in order:
+        pages[f"reference/cli/{cli_slug(path)}.md"] = cli_command(path, commands[path])
+    return pages
 
 
 # -- the rules -------------------------------------------------------------------------------------------------------
@@ -119,7 +156,9 @@ def rules_index() -> str:
            f"{len(RULES)} rules, generated from the rulebook (`conformance/rules.py`) when the site is built; "
            "`conformance rules` prints the same. Levels: " +
            "; ".join(f"**{level}** {what}" for level, what in LEVELS.items()) + ". "
-           "Seed files are in `../shared/seeds/`; DEVIATIONS rows in `../shared/docs/DEVIATIONS.md`.", ""]
+           "Each rule's page names its source: a public specification (OpenAI's, Anthropic's and Ollama's API "
+           "references, WHATWG, the RFCs) or, for a fact only a server's own documentation states, that document by "
+           "its title.", ""]
     for category in CATEGORIES:
         rules = [r for r in RULES if r.category == category]
         protocols = sorted({r.protocol for r in rules})
@@ -137,10 +176,7 @@ def rule_page(rule: Rule, defects: dict[str, list[tuple[str, bool]]]) -> str:
            f"| category | [{rule.category}](index.md#{rule.category}) |",
            f"| where it applies | {rule.protocol} |",
            f"| when | {rule.applies} |",
-           f"| source | {_source(rule.source)} |"]
-    if rule.refs:
-        out.append(f"| deviations | {', '.join(rule.refs)} (`../shared/docs/DEVIATIONS.md`) |")
-    out.append("")
+           f"| source | {_source(cite(rule.source))} |", ""]
     faults = defects.get(rule.id, [])
     broken = [name for name, legal in faults if not legal]
     if broken:
@@ -310,6 +346,74 @@ def coverage_counts() -> str:
             "can test")
 
 
+# -- sample outputs, from real runs ----------------------------------------------------------------------------------
+
+def sample_run(name: str | None, root: Path = ROOT, head: int = 6, tail: int = 3, failures: int = 4) -> str:
+    """What `conformance run` prints, from a real run: the published wire log of ``reports/NAME`` (a real server's
+    bytes) judged again by today's rules when the site is built, so the sample cannot go stale (abridged: the first
+    and last progress lines, the first failing rules, the summary)."""
+    from conformance.engine import events as ev
+    from conformance.engine import rejudge
+    from conformance.report.terminal import failure_lines, summary_lines
+
+    folder = root / "reports" / (name or "mlx-lm-server")
+    result = next(e.result for e in rejudge(folder) if isinstance(e, ev.RunFinished))
+    shown = [s for s in result.scenarios if not s.get("not_sent")]
+    total, width = len(shown), len(str(len(shown)))
+    progress = [f"  [{i:>{width}}/{total}] {s['category']:12} {s['name']:26} {s['status'] or '—':>3} "
+                f"{s['elapsed_s']:7.2f} s" for i, s in enumerate(shown, 1)]
+    if len(progress) > head + tail:
+        progress = progress[:head] + ["  …"] + progress[-tail:]
+    t = result.target
+    bound = "" if not shown else f" ({total} scenarios sent)"
+    lines = [f"chat-conformance: {t['base_url']}, model {t['model']}, profile {t['profile']}{bound}", *progress, ""]
+    fails = failure_lines(result)
+    entries = [i for i, line in enumerate(fails) if not line.startswith(" ")]
+    if len(entries) > failures:
+        fails = fails[:entries[failures]] + [f"… and {len(entries) - failures} more failing rules"]
+    lines += fails + [""] + summary_lines(result)
+    return "\n".join(["```text", *(line.rstrip() for line in lines), "```"])
+
+
+def included_file(path: str | None, root: Path = ROOT) -> str:
+    """A file of the repository, whole, in a code block (the CI recipes, as the Action's tests hold them)."""
+    if not path:
+        raise ValueError("which file?")
+    file = root / path
+    language = {".yml": "yaml", ".yaml": "yaml", ".toml": "toml", ".sh": "sh"}.get(file.suffix, "text")
+    return "\n".join([f"```{language}", file.read_text(encoding="utf-8").rstrip(), "```"])
+
+
+# What a wrong input looks like, and the one sentence it gets (exit 2 unless said): the table of the docs' "when
+# something is wrong" section. tests/test_docs_bad_input.py runs each row and holds its sentence to what is printed.
+BAD_INPUT: tuple[tuple[str, str, str], ...] = (
+    ("a key pasted with a line break inside", "--api-key \"$(printf 'sk-one\\nsk-two')\"",
+     "the API key has a line break at character 7 of 13"),
+    ("a key with a character that is not ASCII", "--api-key 'sk-é-key'",
+     "the API key has a character that is not ASCII at character 4 of 8"),
+    ("a header line without a colon", "-H 'Authorization Bearer sk-…'", "--header number 1 is not a header line"),
+    ("a base URL with a space", "--base-url 'http://host:8080/my api/v1'", "has a space or a control character in it"),
+    ("a base URL carrying a query", "--base-url 'http://host:8080/v1?key=1'", "must not carry a query"),
+    ("a CA bundle that is not PEM", "--ca-bundle notes.txt", "holds no certificate TLS can load"),
+    ("a base path that answers 404 (the wrong path)", "--base-url http://host:8080/v2/wrong/v1",
+     "the base URL does not look like an LLM API: GET http://host:8080/v2/wrong/v1/models"),
+    ("a base URL whose model list redirects", "--base-url http://host:8080", "answered 301, a redirect to"),
+    ("a base URL that serves a web page", "--base-url http://host:8080", "answered 200 with an HTML page"),
+    ("a base URL whose model list fails (5xx)", "--base-url http://host:8080", "answered 502 ("),
+    ("nothing served at all, with --model", "--base-url http://host:8080/wrong --model m",
+     "nothing at http://host:8080/wrong serves an LLM API"),
+    ("a model the server does not list", "--model gpt-typo", "the model 'gpt-typo' is not served"),
+    ("a key the server refuses", "--api-key wrong", "answered 401; the key that was sent was refused"),
+    ("nothing listening on the port (exit 3)", "--base-url http://127.0.0.1:9/v1", "did not answer"),
+)
+
+
+def bad_input_table() -> str:
+    rows = ["| what is wrong | for example | what the suite says (one sentence) |", "|---|---|---|"]
+    rows += [f"| {_cell(what)} | `{_cell(example)}` | `conformance: …{_cell(said)}…` |" for what, example, said in BAD_INPUT]
+    return "\n".join(rows)
+
+
 # -- the site --------------------------------------------------------------------------------------------------------
 
 GENERATORS: dict[str, Callable[[str | None], str]] = {
@@ -320,7 +424,17 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
     "rule-counts": lambda arg: rule_counts(),
     "selftest": lambda arg: selftest_table(),
     "coverage-counts": lambda arg: coverage_counts(),
+    "sample-run": sample_run,
+    "file": included_file,
+    "bad-input": lambda arg: bad_input_table(),
+    "capabilities": lambda arg: capability_names(),
 }
+
+
+def capability_names() -> str:
+    from conformance.model.capabilities import CAPABILITIES
+
+    return ", ".join(f"`{name}`" for name in CAPABILITIES)
 
 
 def expand(markdown: str) -> str:
@@ -339,11 +453,29 @@ def pages() -> dict[str, str]:
     from conformance.coverage import render
 
     defects = _defects()
-    out = {"reference/cli.md": cli_reference(), "reference/rules/index.md": rules_index(),
+    out = {**cli_pages(), "reference/rules/index.md": rules_index(),
            "reference/results-json.md": results_schema(), "reference/pytest-plugin.md": pytest_options(),
            "reference/seed-coverage.md": render()}
     for rule in RULES:
         out[rule_path(rule.id)] = rule_page(rule, defects)
     for name, page in (("CONTRIBUTING.md", "contributing.md"), ("CHANGELOG.md", "changelog.md")):
-        out[page] = (ROOT / name).read_text(encoding="utf-8").replace("](docs/", "](")
+        out[page] = (ROOT / name).read_text(encoding="utf-8").replace("](docs/", "](").replace(
+            "; the style and where it comes from in `../shared/docs/CONVENTIONS.md`", "")
     return out
+
+
+README_SAMPLE = re.compile(r"(<!-- sample-run ([a-z0-9-]+) -->\n)(.*?)(\n<!-- end of sample-run -->)", re.DOTALL)
+
+
+def readme_with_sample(text: str, root: Path = ROOT) -> str:
+    """README.md's sample output, written again from its published run (the block between its markers)."""
+    return README_SAMPLE.sub(lambda m: m.group(1) + sample_run(m.group(2), root) + m.group(4), text)
+
+
+if __name__ == "__main__":  # python -m conformance.docsite readme: README.md's sample output, written again
+    import sys
+
+    if sys.argv[1:] != ["readme"]:
+        raise SystemExit("usage: python -m conformance.docsite readme")
+    readme = ROOT / "README.md"
+    readme.write_text(readme_with_sample(readme.read_text(encoding="utf-8")), encoding="utf-8")

@@ -45,6 +45,14 @@ AFM = "000_9adc55f728b3a6e5.txt"
 STRICT = "001_b86e68556766b6cb.txt"
 NPU = "002_018dc7b61835a212.txt"
 WIRE = "003_b25f797ba83b2388.txt"
+# how users read a seed document's name: they cannot open the project's seed files, so a citation names its title
+SEED_TITLES = {
+    AFM: "AFM's streaming documentation (a local server's OpenAI-shaped SSE)",
+    STRICT: "OPENAI_SERVER.md, a strict local OpenAI-compatible server's guide",
+    NPU: "npu_proxy's STREAMING.md (OpenAI SSE and Ollama NDJSON)",
+    WIRE: "\"Wire protocol: OpenAI-compatible Chat Completions\" (notes observed across LM Studio, mlx-lm, llama.cpp, "
+          "vLLM and Azure OpenAI)",
+}
 WHATWG = "WHATWG HTML §9.2.6 Parsing an event stream"
 OPENAI = "OpenAI API reference: Chat Completions"
 OPENAI_STREAM = "OpenAI API reference: Chat Completions streaming events"
@@ -94,6 +102,13 @@ def _where(id: str, category: str) -> str:
     if id in SSE_RULES:
         return "sse"
     return "http" if category in HTTP_CATEGORIES else "chat"
+
+
+def cite(source: str) -> str:
+    """A rule's source as a user reads it: each seed document named by its title in words, never by its file."""
+    for name, title in SEED_TITLES.items():
+        source = source.replace(name, title)
+    return source
 
 
 def _r(id: str, category: str, level: str, applies: str, title: str, source: str,

@@ -49,13 +49,21 @@ def test_every_rule_command_and_plugin_option_has_its_page(site: Path) -> None:
     from conformance.cli import cli
 
     assert all((site / "reference" / "rules" / r.id / "index.html").is_file() for r in RULES)
-    cli_page = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
-    for name, command in cli.commands.items():
-        assert f"conformance {name}" in cli_page, name
+    index = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    for path, command in docsite._commands(cli, "conformance"):
+        slug = docsite.cli_slug(path)
+        assert path in index and f"reference/cli/{slug}.md" in nav, path
+        page = (site / "reference" / "cli" / slug / "index.html").read_text(encoding="utf-8")
+        content = page[page.index("<h1"):]  # the command at the top of its page: its usage before anything else
+        assert content.index("Usage:") < min(content.index(h) for h in ("<h2", "</article>") if h in content), path
         for param in command.params:
             for opt in getattr(param, "opts", ()):
                 if opt.startswith("--"):
-                    assert opt in cli_page, (name, opt)
+                    assert opt in page, (path, opt)
+            envvar = getattr(param, "envvar", None)
+            for name in [envvar] if isinstance(envvar, str) else envvar or ():
+                assert name in page, (path, name)  # each option's environment variable, on its page
     plugin = (site / "reference" / "pytest-plugin" / "index.html").read_text(encoding="utf-8")
     assert "--conformance-base-url" in plugin and "--conformance-rule" in plugin
     schema = json.loads((ROOT / "conformance" / "schemas" / "results.schema.json").read_text(encoding="utf-8"))
@@ -93,3 +101,18 @@ def test_the_pages_render_in_chromium(site: Path, page: str, tmp_path: Path) -> 
     shot = tmp_path / "screen.png"
     chromium(f"--screenshot={shot}", uri)
     assert shot.stat().st_size > 10_000
+
+
+def test_no_page_names_a_file_a_reader_cannot_open(site: Path) -> None:
+    """A rule's source is a public specification or a document named by its title: never a seed's file name or a
+    path outside the repository a reader has."""
+    unreadable = re.compile(r"[0-9]{3}_[0-9a-f]{16}\.txt|\.\./shared/")
+    found = [str(p.relative_to(site)) for p in site.rglob("*.html") if unreadable.search(p.read_text(encoding="utf-8"))]
+    assert found == []
+
+
+def test_the_readme_sample_is_a_run_judged_by_today_s_rules() -> None:
+    """README.md's sample output is the published mlx_lm.server run judged by today's rules (not typed, not stale):
+    `python -m conformance.docsite readme` writes it again after a change that moves it."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert docsite.README_SAMPLE.search(readme) and docsite.readme_with_sample(readme) == readme

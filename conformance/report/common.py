@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from conformance.results import CheckEntry, RunResult
-from conformance.rules import CATEGORIES, RULES_BY_ID
+from conformance.rules import CATEGORIES, RULES_BY_ID, cite
 from conformance.scenarios import BY_NAME, route_needed
 
 
@@ -146,7 +146,7 @@ def triage(result: RunResult) -> list[RuleFailure]:
         rule = RULES_BY_ID.get(rule_id)
         unknown = [e for e in entries if not e.known]
         first = (unknown or entries)[0]
-        out.append(RuleFailure(rule_id, rule_title(rule_id), first.level, rule.source if rule else "",
+        out.append(RuleFailure(rule_id, rule_title(rule_id), first.level, cite(rule.source) if rule else "",
                                rule_id in gating, not unknown, list(dict.fromkeys(e.scenario for e in entries)),
                                first))
     return sorted(out, key=lambda f: (not f.gating, f.known, order.get(f.level, 3), f.rule))

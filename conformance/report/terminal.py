@@ -174,8 +174,9 @@ def failure_lines(result: RunResult, limit: int = 3) -> list[str]:
     from conformance.report.common import rule_title, where
 
     lines = []
-    for v in result.rule_verdicts():
-        if v.outcome not in ("failed", "error"):
+    order = {"must": 0, "should": 1, "advisory": 2}
+    for v in sorted(result.rule_verdicts(), key=lambda v: (not v.gating, order[v.level.value])):  # (stable: rulebook
+        if v.outcome not in ("failed", "error"):  # order within a level) what fails the run first, then the rest
             continue
         gate = "" if v.gating else "  (does not fail the run)"
         lines.append(f"{v.outcome.value.upper():6} {v.rule} [{v.level}] {rule_title(v.rule)}{gate}")
