@@ -89,7 +89,9 @@ def test_a_server_whose_every_answer_runs_to_a_limit_ends_the_run_fast(name: str
     doc = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     reason = doc["incomplete"]["reason"]
     assert reason.startswith("the server's answers ran to the suite's limits: 3 requests in a row"), reason
-    assert ("total timeout" if name == "dribble" else "byte cap") in reason
+    # a dribble is cut by time; a flood by the byte cap, or by time where the routes' probes flood at once on a busy
+    # machine (four floods share its cores)
+    assert "total timeout" in reason if name == "dribble" else ("byte cap" in reason or "total timeout" in reason)
     assert len(doc["incomplete"]["not_run"]) > 60 and doc["summary"]["complete"] is False
     assert "INCOMPLETE: the server's answers ran to the suite's limits" in proc.stdout
     assert seconds < run_bound(derive_limits(TIMEOUT), 4, scenarios_for(None), default_run_timeout(TIMEOUT))
