@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from conformance.servers import reference  # noqa: E402
+from conformance.engine.servers import reference  # noqa: E402
 from tests.hostile.harm import harms  # noqa: E402
 from tests.hostile.servers import GIB, SERVERS, HostileServer, bomb, inflating  # noqa: E402
 
@@ -87,7 +87,7 @@ def network_seconds(base_url: str, wire: Path, timeout: float, workers: int = 4)
     import time
     from concurrent.futures import ThreadPoolExecutor
 
-    from conformance.client import Request, record
+    from conformance.engine.client import Request, record
     from conformance.settings import derive_limits
 
     doc = json.loads((wire / "run.json").read_text(encoding="utf-8"))

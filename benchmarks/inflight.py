@@ -20,7 +20,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import conformance.client as client  # noqa: E402
+import conformance.engine.client as client  # noqa: E402
 
 START = time.monotonic()
 SPANS: list[tuple[float, float]] = []

@@ -120,7 +120,7 @@ def live(mib: float) -> dict[str, float]:
     import resource
 
     import conformance.checks as checks
-    from conformance.client import Request, record
+    from conformance.engine.client import Request, record
     from conformance.exchange import analyze
 
     checks._load()

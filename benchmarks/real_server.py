@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from conformance.engine import execute
+from conformance.engine.servers import mlx_lm_server, reference
 from conformance.results import RunResult
-from conformance.servers import mlx_lm_server, reference
 from conformance.settings import build_settings
 
 TIMEOUTS = ("first-byte timeout", "idle timeout", "total timeout", "run timeout")

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from conformance.servers import mlx_lm_server, reference
+from conformance.engine.servers import mlx_lm_server, reference
 from reference_server.engine import MODEL_ID
 from reference_server.model import ensure
 

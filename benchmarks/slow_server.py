@@ -19,10 +19,10 @@ import json
 import time
 from dataclasses import dataclass
 
-from conformance.client import Limits, Request, record
 from conformance.engine import execute
+from conformance.engine.client import Limits, Request, record
+from conformance.engine.servers import reference
 from conformance.scenarios import CAPABILITIES
-from conformance.servers import reference
 from conformance.settings import build_settings
 
 

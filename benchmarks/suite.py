@@ -10,8 +10,8 @@ import argparse
 import time
 
 from conformance.engine import execute
+from conformance.engine.servers import reference
 from conformance.scenarios import CAPABILITIES
-from conformance.servers import reference
 from conformance.settings import build_settings
 
 

@@ -22,7 +22,7 @@ def summary(doc: dict[str, Any], report_dir: str) -> str:
     from conformance.report.common import by_category, run_notes, where
     from conformance.results import from_json
     from conformance.rules import RULES_BY_ID
-    from conformance.untrusted import md_code
+    from conformance.wire.untrusted import md_code
 
     result = from_json(doc)
     verdict = doc["summary"]["verdict"].upper()
@@ -58,7 +58,7 @@ def _escape(text: str, property_value: bool = False) -> str:
 def workflow_annotations(doc: dict[str, Any]) -> list[str]:
     """One ``::error`` per failing rule that gates the run, ``::warning`` for one that does not."""
     from conformance.rules import RULES_BY_ID
-    from conformance.untrusted import one_line
+    from conformance.wire.untrusted import one_line
 
     out = []
     for r in doc.get("rules", []):

@@ -16,10 +16,10 @@ from typing import Any
 import click
 
 from conformance import __version__, protocols
+from conformance.capabilities import CAPABILITIES
 from conformance.errors import EXIT_CODES_HELP, ConformanceError, ExitCode
-from conformance.model.capabilities import CAPABILITIES
 from conformance.protocols import REGISTRY
-from conformance.untrusted import json_text, one_line, printable
+from conformance.wire.untrusted import json_text, one_line, printable
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INTERNAL = (int(c) for c in ExitCode)
 
@@ -99,7 +99,7 @@ def cli() -> None:
               help='text (a line a rule), md (the docs table) or json.')
 def rules(fmt: str) -> None:
     """Print the rulebook."""
-    from conformance import rulebook
+    from conformance.report import rulebook
 
     click.echo({"md": rulebook.markdown, "json": rulebook.as_json, "text": rulebook.text}[fmt]())
 
@@ -118,7 +118,7 @@ def rules(fmt: str) -> None:
 def inspect(stream: Path, request: Path | None, headers: Path | None, path: str | None, profile: str,
             fmt: str) -> None:
     """Decode a captured stream (SSE or NDJSON; `-` reads standard input) and judge it offline."""
-    from conformance.inspect import InputError, build_exchange, inspect_exchange, write_json
+    from conformance.engine.inspect import InputError, build_exchange, inspect_exchange, write_json
     from conformance.report.terminal import print_inspection
 
     try:
@@ -781,13 +781,13 @@ def fuzz(base_url: str | None, model: str | None, api_key: str | None, max_examp
          report_dir: Path, verbose: bool) -> None:
     """Send generated requests (valid, invalid, lenient) to a server; shrink every failure to a curl reproducer."""
     from conformance.engine.runner import Runner
+    from conformance.engine.servers import reference
     from conformance.fuzz.requests import KINDS
     from conformance.fuzz.server_fuzz import FuzzSettings, ServerFuzzer
     from conformance.report import write_all
     from conformance.report.common import failures
     from conformance.report.terminal import summary_lines
     from conformance.secrets import Scrubber
-    from conformance.servers import reference
     from conformance.settings import build_settings
 
     try:
@@ -861,7 +861,7 @@ def serve_reference(model_dir: Path | None, host: str, port: int, max_context: i
 
 def _exit_on_sigterm() -> None:
     """SIGTERM (a CI job cancelled, `timeout`, `kill`) ends the process as an exit does, not at once: the bodies
-    spooled to disk (conformance/body.py) and the servers it started are removed and stopped on the way out."""
+    spooled to disk (conformance/wire/body.py) and the servers it started are removed and stopped on the way out."""
     import signal
     import threading
 

@@ -3,7 +3,7 @@
 docs/hooks.py (an mkdocs hook) adds the pages of `pages()` to the site and replaces each marker
 `<!-- generate: NAME [ARG] -->` in a hand-written page with `expand()`'s text. The reference pages come from the
 code itself: the CLI from click, the rules from the rulebook, results.json's shape from its JSON Schema, the pytest
-plugin's options from the plugin, the seed map from conformance.coverage; the published figures from
+plugin's options from the plugin, the seed map from conformance.report.coverage; the published figures from
 reports/*/results.json and RUNS.json. Change a rule's title and its page changes at the next build.
 
 Links to files outside docs/ are written as code paths (`reports/matrix.md`), so `mkdocs build --strict` judges
@@ -287,7 +287,7 @@ def scenarios_table(category: str | None) -> str:
     chosen = [s for s in SCENARIOS if category in (None, s.category)]
     if not chosen:
         raise ValueError(f"no scenario has category {category!r}")
-    out = [f"{len(chosen)} scenarios (generated from `conformance/scenarios.py`; `conformance scenarios` lists "
+    out = [f"{len(chosen)} scenarios (generated from `conformance/scenarios/__init__.py`; `conformance scenarios` lists "
            "them):", "", "| scenario | category | needs | sends |", "|---|---|---|---|"]
     out += [f"| `{s.name}` | {s.category} | {s.needs or ''} | {_cell(sends(s))} |" for s in chosen]
     return "\n".join(out)
@@ -340,7 +340,7 @@ def rule_counts() -> str:
 
 
 def coverage_counts() -> str:
-    from conformance.coverage import FACTS, NOT_JUDGED
+    from conformance.report.coverage import FACTS, NOT_JUDGED
 
     return (f"{len(FACTS)} testable facts of the four seed documents, and {len(NOT_JUDGED)} statements no verdict "
             "can test")
@@ -432,7 +432,7 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
 
 
 def capability_names() -> str:
-    from conformance.model.capabilities import CAPABILITIES
+    from conformance.capabilities import CAPABILITIES
 
     return ", ".join(f"`{name}`" for name in CAPABILITIES)
 
@@ -450,7 +450,7 @@ def expand(markdown: str) -> str:
 
 def pages() -> dict[str, str]:
     """Every generated page of the site: its path under docs/ and its Markdown."""
-    from conformance.coverage import render
+    from conformance.report.coverage import render
 
     defects = _defects()
     out = {**cli_pages(), "reference/rules/index.md": rules_index(),

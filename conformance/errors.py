@@ -41,3 +41,9 @@ class Unreachable(ConformanceError):
     """The target cannot be reached or is not an HTTP server: exit 3."""
 
     exit_code = ExitCode.UNREACHABLE
+
+
+class InputError(ConformanceError):
+    """Bad input to a command (a capture, a header block): one clear sentence for the user, exit 2."""
+
+    exit_code = ExitCode.USAGE

@@ -17,12 +17,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.body import HOLD_BYTES, Body, SpooledBody, slices, whole
 from conformance.model import Intent
 from conformance.model.observations import Observations
 from conformance.model.profiles import ALLOWANCES, PROFILES, Profile
 from conformance.protocols import MAX_JUDGED_BYTES, Protocol, decode_ndjson_capped, endpoint_of, protocol_for
 from conformance.protocols.chat import Assembled, Payload, loads_strict
+from conformance.wire.body import HOLD_BYTES, Body, SpooledBody, slices, whole
 from conformance.wire.errors import WireError
 from conformance.wire.ndjson import MISSING, NDJSONDecoder, NDJSONLine
 from conformance.wire.sse import SSEEvent, SSEStats, decode_sse, pieces
@@ -253,3 +253,13 @@ def _analyze(exchange: Exchange, prof: Profile, cuts: list[int] | None) -> Analy
     except WireError as exc:
         analysis.wire_error = exc.with_traceback(None)  # its frames held the decoder's buffer: a 16 MiB line each
     return analysis
+
+
+def assembled_json(a: Analysis) -> dict[str, Any]:
+    """What the protocol assembled, as JSON (chat's message, Ollama's frames, a Responses answer)."""
+    if a.answer is None and a.format == "ndjson":  # NDJSON off Ollama's routes: its frames, as Ollama's
+        from conformance.protocols.ollama import assemble_frames
+
+        return assemble_frames(line.value for line in a.lines)
+    answer: Any = a.answer if a.answer is not None else a.assembled
+    return dict(answer) if isinstance(answer, dict) else answer.to_json()

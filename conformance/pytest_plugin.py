@@ -224,7 +224,7 @@ class ConformanceState:
         """Text for pytest's terminal and reports: secrets masked (as given and as sent, in every spelling a
         traceback gives them), controls and invalid Unicode escaped."""
         from conformance.secrets import Scrubber
-        from conformance.untrusted import printable
+        from conformance.wire.untrusted import printable
 
         return printable(Scrubber((*(self.settings.secrets if self.settings else ()), *self.given)).text(text))
 

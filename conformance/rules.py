@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance.model.capabilities import CAPABILITY_RULES
+from conformance.capabilities import CAPABILITY_RULES
 from conformance.protocols import REGISTRY
 
 RULESET_VERSION = "9"  # bumped whenever a rule is added or retired or its meaning changes; in every report

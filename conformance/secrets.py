@@ -29,7 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from conformance.body import Body, SpooledBody
+from conformance.wire.body import Body, SpooledBody
 from conformance.wire.sse import copies
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ def spellings(secret: str) -> tuple[str, ...]:
     pasted key's trailing newline); and, where it holds a character a traceback or a log escapes, escaped as Python's
     ``repr`` of the text and of its bytes writes it (``b'Bearer sk-...\\n'`` in an error message) and as the terminal
     shows it (``printable``)."""
-    from conformance.untrusted import one_line
+    from conformance.wire.untrusted import one_line
 
     out = [secret, secret.strip()]
     if not secret.isprintable() or not secret.isascii():
@@ -137,6 +137,17 @@ def _char_spans(raw: bytes) -> list[tuple[int, int]]:
         spans.append((at, end))
         at = end
     return spans
+
+
+REDACTED = "Bearer <redacted>"
+SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "api-key"})
+
+
+def redact_headers(headers: dict[str, str] | tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+    """Headers with every secret value replaced."""
+    items = headers.items() if isinstance(headers, dict) else headers
+    return [(k, REDACTED if k.lower() == "authorization" else ("<redacted>" if k.lower() in SECRET_HEADERS else v))
+            for k, v in items]
 
 
 class Scrubber:
@@ -225,8 +236,6 @@ class Scrubber:
                 f.write(b"*" * (end - start))
 
     def headers(self, headers: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
-        from conformance.repro import redact_headers
-
         return tuple((k, self.text(v)) for k, v in redact_headers(tuple(headers)))
 
     def exchange(self, ex: Exchange) -> Exchange:

@@ -42,9 +42,9 @@ def record(report_dir: Path, out: Path, source: str) -> dict[str, list[str]]:
     from dataclasses import replace
 
     from conformance.checks import evaluate
+    from conformance.engine.record import SUFFIX, sidecar
     from conformance.engine.wirelog import load
     from conformance.exchange import analyze
-    from conformance.record import SUFFIX, sidecar
 
     run, outcomes = load(report_dir)
     profile = str(run.settings.get("profile", "openai"))

@@ -14,16 +14,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance import body as body_module
 from conformance import secrets as secrets_module
-from conformance.body import Spool, SpooledBody, held, slices, whole
 from conformance.checks import evaluate
-from conformance.client import Limits, Request, record
+from conformance.engine.client import Limits, Request, record
 from conformance.errors import ConfigError
 from conformance.exchange import analyze
 from conformance.fixtures import load_all
 from conformance.secrets import Scrubber
 from conformance.settings import parse_size
+from conformance.wire import body as body_module
+from conformance.wire.body import Spool, SpooledBody, held, slices, whole
 from tests.hostile import servers
 
 FIXTURES = [fx for fx in load_all() if fx.exchange.body]

@@ -92,7 +92,7 @@ def test_rules_formats() -> None:
 
 
 def test_a_capture_over_the_limit_is_refused_in_one_sentence(tmp_path: Path) -> None:
-    from conformance.inspect import MAX_CAPTURE
+    from conformance.engine.inspect import MAX_CAPTURE
 
     big = tmp_path / "big.sse"
     with big.open("wb") as out:
@@ -111,7 +111,7 @@ def test_inspect_reads_standard_input() -> None:
 
 def test_usage_before_the_finish_is_flagged_without_the_request() -> None:
     """Seed 000's lifecycle puts usage after the finish: an offline capture shows it with no --request (issue 27)."""
-    from conformance.inspect import build_exchange, inspect_exchange
+    from conformance.engine.inspect import build_exchange, inspect_exchange
 
     root = Path(__file__).resolve().parents[1]
     result = inspect_exchange(build_exchange(root / "fixtures" / "defects" / "usage-before-finish.sse"))
@@ -126,9 +126,9 @@ def test_the_json_written_an_event_at_a_time_is_the_whole_document_as_before() -
     events and without, NDJSON, a JSON body, text from a server the strict decoder refuses."""
     import io
 
+    from conformance.engine.inspect import inspect_exchange, to_json, write_json
     from conformance.fixtures import load_all
-    from conformance.inspect import inspect_exchange, to_json, write_json
-    from conformance.untrusted import json_text
+    from conformance.wire.untrusted import json_text
 
     formats = set()
     for fixture in load_all():
@@ -153,8 +153,8 @@ def test_a_long_capture_is_kept_on_disk_and_judged_as_the_same_bytes_held(tmp_pa
     import dataclasses
     import io
 
-    from conformance.body import SpooledBody
-    from conformance.inspect import build_exchange, inspect_exchange, write_json
+    from conformance.engine.inspect import build_exchange, inspect_exchange, write_json
+    from conformance.wire.body import SpooledBody
 
     body = _long_capture(5) + b"data: {\"choices\": [{\"index\": 0, \"delta\": {}, \"finish_reason\": \"bogus\"}]}\n\n"
     plain = tmp_path / "long.sse"
@@ -194,7 +194,7 @@ def test_standard_input_past_the_limit_is_refused_as_it_is_read(monkeypatch: Any
 
     import pytest
 
-    import conformance.inspect as inspect
+    import conformance.engine.inspect as inspect
 
     monkeypatch.setattr(inspect, "MAX_CAPTURE", 3 * 1024 * 1024)
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(_long_capture(4))))
@@ -210,9 +210,9 @@ def test_an_event_written_from_the_template_is_json_texts_to_the_byte() -> None:
     backslashes, an id and an event type come out as ``json_text`` writes them."""
     import io
 
+    from conformance.engine.inspect import inspect_exchange, to_json, write_json
     from conformance.exchange import Exchange
-    from conformance.inspect import inspect_exchange, to_json, write_json
-    from conformance.untrusted import json_text
+    from conformance.wire.untrusted import json_text
 
     body = ("id: \u202eevil\\\"\nevent: t\u00e9st\x7f\ndata: {\"a\": \"\u0085 \u202e \\\" \\\\ \\u0000 \U0001f600\"}\n\n"
             ": comment\ndata: plain \t text\ndata: second line\n\n").encode()

@@ -8,7 +8,7 @@ import zlib
 
 import pytest
 
-from conformance.client import INFLATE_PIECE, Decoder, _Abort
+from conformance.engine.client import INFLATE_PIECE, Decoder, _Abort
 
 TEXT = b"".join(b'data: {"n": %d}\n\n' % i for i in range(20_000))
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from conformance.checks import evaluate
-from conformance.coverage import ABBREVIATED, FACTS, NOT_JUDGED, SEEDS, Fact, examples, render, seed_examples
 from conformance.exchange import analyze
 from conformance.fixtures import FIXTURES_DIR, load
 from conformance.fuzz.client_fuzz import COMPARED
+from conformance.report.coverage import ABBREVIATED, FACTS, NOT_JUDGED, SEEDS, Fact, examples, render, seed_examples
 from conformance.rules import RULES_BY_ID
 from conformance.scenarios import BY_NAME
 

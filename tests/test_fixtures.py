@@ -6,9 +6,9 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from conformance.checks import evaluate
+from conformance.engine.inspect import assembled_json
 from conformance.exchange import analyze
 from conformance.fixtures import Fixture, load_all
-from conformance.inspect import assembled_json
 
 FIXTURES = load_all()
 

@@ -157,7 +157,7 @@ def test_an_internal_error_of_a_run_masks_the_key_in_crash_txt_and_on_the_termin
 
 def test_an_internal_error_of_any_command_masks_what_was_given(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from conformance import rulebook
+    from conformance.report import rulebook
 
     def boom() -> str:
         raise RuntimeError(ECHO)

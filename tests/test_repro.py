@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.client import Request
+from conformance.engine.client import Request
 from conformance.engine.kinds import KINDS, Script
 
 BASE = "http://127.0.0.1:8080"

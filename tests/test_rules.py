@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance import rulebook
 from conformance.checks import CHECKS, _load, evaluate
 from conformance.exchange import analyze
 from conformance.fixtures import load_all
+from conformance.report import rulebook
 from conformance.rules import APPLIES, CATEGORIES, LEVELS, RULES, RULES_BY_ID
 from conformance.settings import select_rules
 
@@ -106,7 +106,7 @@ def test_a_verdict_carries_the_rule_it_judged_even_when_the_rulebook_changes(mon
     # the passed and not_applicable verdicts are made once per rule: a rule replaced since gets verdicts of its own
     import dataclasses
 
-    import conformance.checks as checks
+    import conformance.checks.registry as checks
 
     fixture = next(f for f in load_all() if f.name == "defects/error-in-stream-after-200")  # passes, fails, n/a
     before = {v.rule.id: v for v in evaluate(analyze(fixture.exchange))}
@@ -123,7 +123,7 @@ def test_a_precondition_that_raises_is_its_rules_error_not_the_end_of_the_run(mo
     chat watch) gives its check's rules an error verdict and leaves every other verdict as it was."""
     import dataclasses
 
-    import conformance.checks as checks
+    import conformance.checks.registry as checks
 
     checks._load()
     fixture = next(f for f in load_all() if f.name == "defects/error-in-stream-after-200")
@@ -150,7 +150,7 @@ def test_each_outcome_outranks_the_one_before_it(monkeypatch: pytest.MonkeyPatch
     makes it an error, findings or not."""
     import dataclasses
 
-    import conformance.checks as checks
+    import conformance.checks.registry as checks
     from conformance.checks import ANSWERLESS_RULES, Check, Finding
 
     checks._load()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.target import ConfigError, normalize_base_url
+from conformance.errors import ConfigError
+from conformance.settings import normalize_base_url
 
 SAME = ["http://127.0.0.1:8080", "http://127.0.0.1:8080/", "http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1/",
         " http://127.0.0.1:8080/v1 "]

@@ -8,7 +8,7 @@ import json
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from conformance.untrusted import _JSON_UNSAFE, json_text
+from conformance.wire.untrusted import _JSON_UNSAFE, json_text
 
 TEXT = st.text(st.one_of(st.characters(), st.sampled_from(["\x7f", "\x85", "\u202e", "\ud800", "\udfff", "a", "\\"])))
 

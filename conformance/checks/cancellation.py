@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from conformance.checks import Finding, check, finding, short
+from conformance.checks.registry import Finding, check, finding, short
 from conformance.exchange import Analysis
 from conformance.model import Intent
 from conformance.model.observations import Disconnect

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from conformance.checks import Finding, check, finding
+from conformance.capabilities import CAPABILITY_RULES
+from conformance.checks.registry import Finding, check, finding
 from conformance.exchange import Analysis
-from conformance.model.capabilities import CAPABILITY_RULES
 
 
 def _register(name: str, rule_id: str) -> None:

@@ -6,13 +6,13 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from conformance.checks import Finding, check, finding, short
 from conformance.checks.conditions import (
     chat_answer,
     chat_json,
     chat_sse,
     requested_n,
 )
+from conformance.checks.registry import Finding, check, finding, short
 from conformance.exchange import Analysis
 from conformance.protocols.chat.watch import TEXT_KEYS, Constant, Created
 

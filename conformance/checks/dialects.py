@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from conformance.checks import Finding, check, finding, short
 from conformance.checks.conditions import chat_answer, chat_sse, complete, headers_known, usage_of
+from conformance.checks.registry import Finding, check, finding, short
 from conformance.exchange import Analysis
 from conformance.model import Intent
 from conformance.protocols.chat.payloads import PROFILE_KEYS

@@ -6,11 +6,11 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from conformance.checks import Finding, check, finding, short
 from conformance.checks.conditions import bad_input, headers_known, openai_error_response
-from conformance.client import REFUSAL_DEADLINE
+from conformance.checks.registry import Finding, check, finding, short
 from conformance.exchange import Analysis
 from conformance.model import BAD_INPUT, Intent
+from conformance.model.limits import REFUSAL_DEADLINE
 
 SUCCESS_FINISH = frozenset({"stop", "length", "tool_calls"})
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from conformance.checks import Finding, check, finding, short
 from conformance.checks.conditions import (
     chat_answer,
     chat_sse,
@@ -13,6 +12,7 @@ from conformance.checks.conditions import (
     no_stream_error,
     usage_of,
 )
+from conformance.checks.registry import Finding, check, finding, short
 from conformance.exchange import Analysis
 from conformance.model import BAD_INPUT, Intent
 from conformance.protocols.chat.payloads import carries_output

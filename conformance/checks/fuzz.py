@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from conformance.checks import Finding, check, evaluate, finding
+from conformance.checks.registry import Finding, check, evaluate, finding
 from conformance.checks.transport import ABORTS_SIZE, ABORTS_TIME
 from conformance.exchange import Analysis
 from conformance.model import Intent

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from conformance.checks import Finding, check, finding, short
 from conformance.checks.conditions import chat_answer, chat_json, chat_sse, complete
+from conformance.checks.registry import Finding, check, finding, short
 from conformance.exchange import Analysis
 from conformance.model import BAD_INPUT, Intent
 from conformance.protocols.chat.payloads import THINK_CLOSE, THINK_OPEN

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from conformance.checks import Finding, check, finding, short
 from conformance.checks.conditions import headers_known
+from conformance.checks.registry import Finding, check, finding, short
 from conformance.exchange import Analysis
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from conformance.checks import Finding, check, finding, short
 from conformance.checks.conditions import headers_known
+from conformance.checks.registry import Finding, check, finding, short
 from conformance.exchange import Analysis
 from conformance.model import Intent
 from conformance.protocols.ollama.watch import FrameWatch

@@ -14,9 +14,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from conformance.checks import Finding, check, finding, short
 from conformance.checks.conditions import chat_answer, chat_sse, complete
-from conformance.exchange import Analysis, Exchange, analyze
+from conformance.checks.registry import Finding, check, finding, short
+from conformance.exchange import Analysis, Exchange, analyze, assembled_json
 
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 KEEP = 4096  # characters of content and reasoning kept in the wire log's observation
@@ -25,8 +25,6 @@ KEEP = 4096  # characters of content and reasoning kept in the wire log's observ
 def view(a: Analysis) -> dict[str, Any]:
     """What parity compares of an answer: (chat) the first choice's content, reasoning, tool calls (names and raw
     arguments), finish reason and the usage totals; another protocol's, as its client view gives them."""
-    from conformance.inspect import assembled_json
-
     protocol = a.protocol
     doc = protocol.client_view(a) if protocol is not None and protocol.client_view is not None else assembled_json(a)
     usage = doc.get("usage") if isinstance(doc.get("usage"), dict) else None

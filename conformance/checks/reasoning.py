@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from conformance.checks import Finding, check, finding
 from conformance.checks.conditions import chat_answer, chat_sse
+from conformance.checks.registry import Finding, check, finding
 from conformance.exchange import Analysis
 from conformance.protocols.chat import THINK_CLOSE, THINK_OPEN
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import jsonschema
 
-from conformance.checks import Finding, check, finding, short, validate_json
 from conformance.checks.conditions import chat_answer, chat_json, chat_sse, complete
+from conformance.checks.registry import Finding, check, finding, short, validate_json
 from conformance.exchange import Analysis
 from conformance.model import Intent
 from conformance.protocols.chat.payloads import THINK_CLOSE, THINK_OPEN

@@ -8,8 +8,8 @@ from typing import Any
 
 import jsonschema
 
-from conformance.checks import Finding, check, finding, short, validate_json
 from conformance.checks.conditions import response_format, structured
+from conformance.checks.registry import Finding, check, finding, short, validate_json
 from conformance.exchange import Analysis
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import jsonschema
 
-from conformance.checks import Finding, check, finding, short, validate_json
 from conformance.checks.conditions import chat_answer, chat_sse, offered_tools, tool_calls
+from conformance.checks.registry import Finding, check, finding, short, validate_json
 from conformance.exchange import Analysis
 from conformance.protocols.chat import ToolCall
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from conformance.checks import Finding, check, finding
 from conformance.checks.conditions import chat_ok, chat_sse, headers_known
-from conformance.client import ABANDONED, ANSWER_DEADLINE, REFUSAL_DEADLINE, SIZE_ABORTS
+from conformance.checks.registry import Finding, check, finding
 from conformance.exchange import Analysis
+from conformance.model.limits import ABANDONED, ANSWER_DEADLINE, REFUSAL_DEADLINE, SIZE_ABORTS
 from conformance.protocols import MAX_JUDGED_BYTES
 
 ABORTS_TIME = ("first-byte timeout", "idle timeout", "total timeout", ANSWER_DEADLINE)
@@ -173,9 +173,9 @@ def silence(a: Analysis) -> Iterator[Finding]:
 
 @check("AGT-001", when=(lambda a: a.exchange.scenario.startswith("agent-") and a.exchange.status is not None,))
 def agent_request(a: Analysis) -> Iterator[Finding]:
-    from conformance.agents import by_scenario, refused_field
-    from conformance.body import whole
-    from conformance.untrusted import one_line
+    from conformance.scenarios.agents import by_scenario, refused_field
+    from conformance.wire.body import whole
+    from conformance.wire.untrusted import one_line
 
     status = a.exchange.status or 0
     if status < 400:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from conformance.checks import Finding, check, finding, short
 from conformance.checks.conditions import (
     chat_answer,
     chat_json,
@@ -14,6 +13,7 @@ from conformance.checks.conditions import (
     no_stream_error,
     wants_usage,
 )
+from conformance.checks.registry import Finding, check, finding, short
 from conformance.exchange import Analysis
 from conformance.protocols.chat import Payload
 

@@ -277,9 +277,9 @@ def streamed_exchanges(report_dir: Path, protocol: str) -> list[tuple[str, Any]]
 def _fixture(ex: Any, stem: str, folder: Path, profile: str, write: bool = False) -> Any:
     """The exchange as a fixture the replay serves (in memory); with ``write``, also written in ``folder`` (sidecar
     and body, as ``conformance record`` writes them) for a reproducer."""
+    from conformance.engine.record import SUFFIX, sidecar
     from conformance.exchange import analyze
     from conformance.fixtures import Fixture, load
-    from conformance.record import SUFFIX, sidecar
 
     body_path = folder / f"{stem}{SUFFIX.get(analyze(ex, profile).format, '.body')}"
     if not write:

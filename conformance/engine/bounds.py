@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from conformance.client import Limits
 from conformance.engine.kinds import kind_of
 from conformance.engine.runner import HEAVY
+from conformance.model.limits import Limits
 from conformance.scenarios import BY_NAME
 
 JUDGE_S = 3.0

@@ -19,9 +19,9 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-from conformance.body import held
 from conformance.exchange import Exchange
-from conformance.untrusted import one_line
+from conformance.wire.body import held
+from conformance.wire.untrusted import one_line
 
 EXCERPT = 100
 MODEL_CODES = frozenset({"model_not_found", "model_not_available", "invalid_model"})

@@ -10,19 +10,20 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from conformance.body import held
 from conformance.checks import judged
 from conformance.checks.transport import silences
-from conformance.engine.kinds import CAP_FIELDS, kind_of
-from conformance.engine.runner import Outcome
+from conformance.engine.kinds import kind_of
+from conformance.engine.outcome import Outcome
 from conformance.exchange import Exchange, analyze
 from conformance.model import Intent, Level, gating_levels
 from conformance.model import Outcome as Verdict
 from conformance.model.observations import CapabilityShown
+from conformance.model.scenario import CAP_FIELDS
 from conformance.results import CheckEntry, RunResult
 from conformance.rules import RULES, RULES_BY_ID
 from conformance.scenarios import BY_NAME, CAPABILITY_SCENARIOS, SCENARIOS, protocol_of, route_needed
 from conformance.settings import Settings
+from conformance.wire.body import held
 
 BASE_SCENARIOS = frozenset({"stream-plain", "non-stream"})  # a plain stream and a plain JSON answer
 NO_SCENARIO = "—"

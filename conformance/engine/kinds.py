@@ -24,17 +24,18 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from conformance.body import held
-from conformance.client import ABANDONED, Limits, cancel_path, record_http10
+from conformance.engine.client import cancel_path, record_http10
+from conformance.engine.repro import curl
 from conformance.exchange import Exchange, analyze
 from conformance.model import Intent
 from conformance.model import observations as seen
+from conformance.model.limits import ABANDONED, Limits
 from conformance.model.request import Request
-from conformance.model.scenario import ANSWER, Context, Scenario
+from conformance.model.scenario import ANSWER, CAP_FIELDS, Context, Scenario
 from conformance.protocols import DEFAULT_SSE, Protocol, answers_for, by_name, endpoint_of, protocol_for
-from conformance.repro import curl
 from conformance.settings import liveness_total, queue_wait
-from conformance.untrusted import path_segment as segment_of
+from conformance.wire.body import held
+from conformance.wire.untrusted import path_segment as segment_of
 
 if TYPE_CHECKING:
     from conformance.engine.runner import Runner
@@ -387,7 +388,6 @@ class StopCompare(Compare):
         return {k: v for k, v in (req.body or {}).items() if k != "stop"}
 
 
-CAP_FIELDS = ("max_completion_tokens", "max_tokens", "max_output_tokens")  # the token caps a request may set
 UNCAPPED = 4  # the comparison's cap, times the scenario's
 
 
@@ -510,7 +510,7 @@ def _settle(run: Runner, req: Request) -> float | None:
     still busy with the streams the suite left (a backend generating for them, a proxy relaying them to their end)
     answers late, and the next scenario (the oversized body, timed against its deadline) is sent only after it. The
     seconds until then, or None if T passed first; the requests are not judged."""
-    from conformance.engine.runner import first_output_s
+    from conformance.engine.outcome import first_output_s
 
     time.sleep(SETTLE_PAUSE_S)
     start = time.monotonic()

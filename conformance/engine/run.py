@@ -23,7 +23,8 @@ from conformance.engine import events as ev
 from conformance.engine import wirelog
 from conformance.engine.bounds import run_bound
 from conformance.engine.judge import judge_run, scenarios_for
-from conformance.engine.runner import Outcome, Runner
+from conformance.engine.outcome import Outcome
+from conformance.engine.runner import Runner
 from conformance.protocols import REGISTRY
 from conformance.results import RunResult
 from conformance.rules import RULESET_VERSION
@@ -44,16 +45,31 @@ class _Failure:
         self.exc = exc
 
 
+REPORT_FILES = ("results.json", "junit.xml", "report.md", "report.html", "crash.txt", "badge.svg", "wire.har")
+RUN_FOLDERS = ("wire", "reproducers")
+
+
+def clear_reports(out: Path) -> None:
+    """Remove an earlier run's reports from ``out`` (only the files and folders a run writes), so the folder holds
+    this run's files only, even when this run ends early (exit 2 or 3) and writes none."""
+    for name in REPORT_FILES:
+        (out / name).unlink(missing_ok=True)
+    for name in RUN_FOLDERS:
+        folder = out / name
+        if folder.is_dir():
+            for path in folder.iterdir():
+                if path.is_file():
+                    path.unlink()
+
+
 def run(settings: Settings) -> Iterator[ev.Event]:
     """Run the live suite; the last event is ``RunFinished``. ``ConfigError``/``Unreachable`` propagate."""
     server = None
     if settings.report_dir is not None:
-        from conformance.report import clear_reports
-
         clear_reports(settings.report_dir)  # the report dir holds this run's files only, whatever this run ends in
     try:
         if settings.base_url is None:
-            from conformance.servers import reference
+            from conformance.engine.servers import reference
 
             yield ev.ServerStarting()
             server = reference()

@@ -20,29 +20,30 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from conformance.body import HOLD_BYTES, held
-from conformance.client import ANSWER_DEADLINE, REFUSAL_DEADLINE, SIZE_ABORTS, Limits, record
+from conformance.capabilities import CAPABILITY_SCENARIOS, ROUTE_CAPABILITIES, UNSERVED
 from conformance.engine import discovery
 from conformance.engine import events as ev
+from conformance.engine.client import record
 from conformance.engine.kinds import Script, kind_of
+from conformance.engine.outcome import Outcome as Outcome
+from conformance.engine.outcome import Sent, first_output_s
+from conformance.engine.repro import MAX_INLINE_BODY
 from conformance.errors import ConfigError, Unreachable
 from conformance.exchange import Exchange, analyze
 from conformance.model import BAD_INPUT, Intent
-from conformance.model.capabilities import CAPABILITY_SCENARIOS, ROUTE_CAPABILITIES, UNSERVED
+from conformance.model.limits import ANSWER_DEADLINE, REFUSAL_DEADLINE, SIZE_ABORTS, Limits
 from conformance.model.observations import Observations
 from conformance.model.profiles import PROFILES
 from conformance.model.request import Request
 from conformance.model.scenario import Context, Scenario, context_tokens
-from conformance.protocols import REGISTRY, answers_for, by_name
-from conformance.repro import MAX_INLINE_BODY
+from conformance.protocols import REGISTRY, by_name
 from conformance.scenarios import route_needed
 from conformance.settings import Settings
-from conformance.untrusted import one_line
-from conformance.wire.errors import WireError
-from conformance.wire.sse import SSEDecoder
+from conformance.wire.body import HOLD_BYTES, held
+from conformance.wire.untrusted import one_line
 
 if TYPE_CHECKING:
     from conformance.engine.wirelog import Ahead
@@ -132,26 +133,6 @@ class Gate:
                 with self._cond:
                     self._writer = False
                     self._cond.notify_all()
-
-
-@dataclass
-class Outcome:
-    """A scenario's exchanges (the first is the one the scenario is about) and its reproducer."""
-
-    scenario: Scenario
-    exchanges: list[Exchange]
-    reproducer: str
-    elapsed_s: float
-
-
-@dataclass(frozen=True)
-class Sent:
-    """A scenario whose requests are done (``Runner.send_scenario``), before its outcome is made (``Runner.finish``)."""
-
-    scenario: Scenario
-    request: Request
-    exchanges: list[Exchange]
-    elapsed_s: float
 
 
 class Runner:
@@ -669,17 +650,3 @@ def _error_text(ex: Exchange) -> str:
     error = doc.get("error") if isinstance(doc, dict) else None
     message = error.get("message") if isinstance(error, dict) else error
     return str(message)[:160] if isinstance(message, (str, int)) else ""
-
-
-def first_output_s(ex: Exchange) -> float | None:
-    """When the first event that shows the generation under way arrived (None: no such event)."""
-    try:
-        events = SSEDecoder().feed(ex.body[:256 * 1024])
-    except WireError:
-        return None
-    answers = answers_for(ex.path)
-    end = next((e.end for e in events if answers(e.data)), None)
-    if end is None:
-        return None
-    return next((t for t, total in ex.arrivals if total >= end), None)
-

@@ -22,15 +22,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.body import HOLD_BYTES, Body, SpooledBody, whole
-from conformance.engine.runner import Outcome
+from conformance.engine.outcome import Outcome
 from conformance.errors import ConfigError
 from conformance.exchange import Exchange
 from conformance.model import Intent
 from conformance.model.observations import Observations
 from conformance.scenarios import BY_NAME
 from conformance.secrets import Scrubber
-from conformance.untrusted import json_text
+from conformance.wire.body import HOLD_BYTES, Body, SpooledBody, whole
+from conformance.wire.untrusted import json_text
 
 FORMAT = 1
 WIRE_DIR = "wire"

@@ -20,12 +20,11 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
 from hypothesis import seed as hypothesis_seed
 
-from conformance.exchange import analyze
+from conformance.exchange import analyze, assembled_json
 from conformance.fixtures import Fixture
 from conformance.fuzz.outcome import expected_end
 from conformance.fuzz.replay import ReplayServer, served_path
 from conformance.fuzz.strategies import chunkings
-from conformance.inspect import assembled_json
 
 
 @dataclass

@@ -20,9 +20,9 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from conformance.body import whole
 from conformance.fixtures import Fixture
 from conformance.fuzz.strategies import nasty_cuts
+from conformance.wire.body import whole
 from conformance.wire.sse import pieces
 
 CHUNKINGS = ("whole", "bytes", "random", "adversarial")

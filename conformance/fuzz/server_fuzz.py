@@ -27,17 +27,18 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
 from hypothesis import seed as hypothesis_seed
 
 from conformance import __version__
-from conformance.body import held
 from conformance.checks import evaluate
-from conformance.client import Limits, record
+from conformance.engine.client import record
+from conformance.engine.repro import MAX_INLINE_BODY, curl
 from conformance.engine.runner import Runner
 from conformance.exchange import Exchange, analyze
 from conformance.fuzz.outcome import expected_end
 from conformance.fuzz.requests import KINDS, FuzzCase, cases
+from conformance.model.limits import Limits
 from conformance.model.observations import Followup
-from conformance.repro import MAX_INLINE_BODY, curl
 from conformance.results import CheckEntry, RunResult
 from conformance.rules import RULES
+from conformance.wire.body import held
 
 FUZZ_RULES = tuple(r for r in RULES if r.category == "fuzz")
 SHARES = {"valid": 0.5, "invalid": 0.35, "lenient": 0.15}

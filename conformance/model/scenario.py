@@ -124,6 +124,7 @@ class Scenario:
         return not self.opt_in and (not self.only or profile in self.only)
 
 
+CAP_FIELDS = ("max_completion_tokens", "max_tokens", "max_output_tokens")  # the token caps a request may set
 OVERSIZED_BYTES = 16 * 1024 * 1024
 ANSWER = 32  # a short answer's cap: "Say hello in one short sentence." ends well within it
 CALL = 64  # room for one tool call in any template's markup

@@ -5,37 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from conformance.engine.run import REPORT_FILES as REPORT_FILES
+from conformance.engine.run import RUN_FOLDERS as RUN_FOLDERS
+from conformance.engine.run import clear_reports as clear_reports
 from conformance.report.badge import render_badge
 from conformance.report.html import render_html
 from conformance.report.junit import render_junit
 from conformance.report.markdown import render_markdown
 from conformance.results import RunResult
 from conformance.secrets import Scrubber
-from conformance.untrusted import json_text, printable
+from conformance.wire.untrusted import json_text, printable
 
 
 def render_json(result: RunResult) -> str:
     return json_text(result.to_json(), indent=2) + "\n"
-
-
-REPORT_FILES = ("results.json", "junit.xml", "report.md", "report.html", "crash.txt", "badge.svg", "wire.har")
-RUN_FOLDERS = ("wire", "reproducers")
-
-
-def clear_reports(out: Path) -> None:
-    """Remove an earlier run's reports from ``out`` (only the files and folders a run writes), so the folder holds
-    this run's files only, even when this run ends early (exit 2 or 3) and writes none."""
-    for name in REPORT_FILES:
-        (out / name).unlink(missing_ok=True)
-    for name in RUN_FOLDERS:
-        folder = out / name
-        if folder.is_dir():
-            for path in folder.iterdir():
-                if path.is_file():
-                    path.unlink()
-
-
-
 
 
 RENDERERS: dict[str, tuple[str, Callable[[RunResult], str]]] = {

@@ -13,7 +13,7 @@ from html import escape
 
 from conformance.report.common import rule_counts
 from conformance.results import RunResult
-from conformance.untrusted import one_line
+from conformance.wire.untrusted import one_line
 
 GREEN, RED, AMBER, GREY = "#2e7d32", "#c62828", "#b26a00", "#555"
 NARROW = set("fijlrtI1.,:;|!' ")

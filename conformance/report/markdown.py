@@ -12,7 +12,7 @@ from conformance.report.common import (
     verdict,
 )
 from conformance.results import RunResult
-from conformance.untrusted import md_cell, md_code, md_fence
+from conformance.wire.untrusted import md_cell, md_code, md_fence
 
 
 def render_markdown(result: RunResult) -> str:

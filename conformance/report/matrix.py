@@ -17,7 +17,7 @@ from typing import Any
 from jinja2 import Environment, select_autoescape
 
 from conformance.rules import CATEGORIES, RULES
-from conformance.untrusted import md_cell, printable
+from conformance.wire.untrusted import md_cell, printable
 
 MARK = {"passed": "pass", "failed": "FAIL", "skipped": "skip", "error": "ERR", None: "—"}
 LEGEND = ("pass: judged and passed in every scenario that showed it; FAIL: failed in at least one scenario "
@@ -180,8 +180,8 @@ def agent_rows(sources: list[Path | None], docs: list[dict[str, Any]],
                clients: list[tuple[str, list[str]]]) -> list[tuple[str, list[str]]]:
     """Two rows per agent of the corpus: its requests (AGT-001, from the run, or from the agents/ run beside it as
     ``nox -s peers`` writes it) and its reading of the server's answers (its adapter's "works with" cells)."""
-    from conformance.agents import AGENTS, corpus
     from conformance.clients import CLIENTS
+    from conformance.scenarios.agents import AGENTS, corpus
 
     versions: dict[str, str] = {}
     for entry in corpus():

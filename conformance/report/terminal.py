@@ -9,10 +9,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from conformance.untrusted import json_text, printable
+from conformance.wire.untrusted import json_text, printable
 
 if TYPE_CHECKING:
-    from conformance.inspect import Inspection
+    from conformance.engine.inspect import Inspection
     from conformance.results import RunResult
 
 LEVEL_STYLE = {"must": "bold red", "should": "yellow", "advisory": "cyan"}
@@ -20,7 +20,8 @@ LEVEL_STYLE = {"must": "bold red", "should": "yellow", "advisory": "cyan"}
 
 def print_inspection(result: Inspection, console: Console | None = None) -> None:
     """Events, the assembled message and the findings of an offline inspection."""
-    from conformance.inspect import assembled_json, iter_events
+    from conformance.engine.inspect import iter_events
+    from conformance.exchange import assembled_json
 
     out = console or plain_console()
     a = result.analysis

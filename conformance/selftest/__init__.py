@@ -11,11 +11,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from conformance.client import Limits
 from conformance.engine import execute
 from conformance.engine.run import REFERENCE_CAPABILITIES
+from conformance.engine.servers import ServerFailed, reference
 from conformance.errors import ConformanceError
-from conformance.servers import ServerFailed, reference
+from conformance.model.limits import Limits
 from conformance.settings import build_settings
 
 MODEL_ID = "chat-conformance/bigram-ref"

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("mlx_lm", reason="the engine tests need the reference extra (mlx-lm)")
 
-from conformance.servers import ServerProcess, reference  # noqa: E402
+from conformance.engine.servers import ServerProcess, reference  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conformance.servers import ServerProcess
+from conformance.engine.servers import ServerProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -101,7 +101,7 @@ def test_every_input_the_recipe_sets_is_an_input_of_action_yml() -> None:
 def test_action_yml_names_every_capability_and_exit_code() -> None:
     import yaml
 
-    from conformance.model.capabilities import CAPABILITIES
+    from conformance.capabilities import CAPABILITIES
 
     action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
     expect = action["inputs"]["expect"]["description"]

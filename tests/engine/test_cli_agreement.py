@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from conformance.servers import ServerProcess
+from conformance.engine.servers import ServerProcess
 
 
 def conformance(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from conformance.engine.servers import reference
 from conformance.fixtures import FIXTURES_DIR
 from conformance.selftest import MODEL_ID
-from conformance.servers import reference
 from tests.hostile.servers import HostileServer, Req, answer, send
 
 pytestmark = pytest.mark.slow

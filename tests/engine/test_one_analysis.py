@@ -11,7 +11,7 @@ import pytest
 
 from conformance import exchange as exchange_module
 from conformance.engine import execute
-from conformance.servers import ServerProcess
+from conformance.engine.servers import ServerProcess
 from conformance.settings import build_settings
 
 CHOSEN = "stream-plain,non-stream,stop-sequence,cancel-completed,disconnect,prompt-reuse,responses-stream,stream-usage"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.engine.servers import ServerProcess, reference
 from conformance.protocols import REGISTRY, by_name, endpoint_of, protocol_for
-from conformance.servers import ServerProcess, reference
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,7 @@ import pytest
 
 from conformance.engine import execute
 from conformance.engine.runner import Runner
-from conformance.servers import ServerProcess
+from conformance.engine.servers import ServerProcess
 from conformance.settings import build_settings
 
 # the first scenario, two concurrent ones, then disconnect and queue-full one at a time

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from conformance.engine.judge import scenarios_for
+from conformance.engine.servers import ServerProcess
 from conformance.rules import RULES
-from conformance.servers import ServerProcess
 
 pytest_plugins = ["pytester"]
 RULE_TESTS = sum(1 for r in RULES if r.category != "fuzz")  # one test per rule in conformance.suites

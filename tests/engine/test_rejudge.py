@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from conformance.engine import wirelog
-from conformance.servers import ServerProcess
+from conformance.engine.servers import ServerProcess
 
 
 def conformance(*args: str) -> subprocess.CompletedProcess[str]:

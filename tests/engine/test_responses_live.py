@@ -10,9 +10,9 @@ import sys
 import time
 from pathlib import Path
 
+from conformance.engine.servers import ServerProcess
 from conformance.fixtures import FIXTURES_DIR
 from conformance.selftest import MODEL_ID
-from conformance.servers import ServerProcess
 from tests.hostile.servers import HostileServer, Req, answer, send, sse_head
 
 
@@ -151,7 +151,7 @@ TESTER = {
 
 def test_the_open_responses_tester_requests_pass(ref_server: ServerProcess) -> None:
     from conformance.checks import evaluate
-    from conformance.client import Limits, Request, record
+    from conformance.engine.client import Limits, Request, record
     from conformance.exchange import analyze
 
     for name, (body, streaming) in TESTER.items():  # the tester sets no cap; a call's arguments need room

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from conformance.engine import execute
-from conformance.servers import ServerProcess, reference
+from conformance.engine.servers import ServerProcess, reference
 from conformance.settings import build_settings, queue_wait
 
 

@@ -9,10 +9,10 @@ from dataclasses import replace
 
 import pytest
 
+from conformance.capabilities import ROUTE_CAPABILITIES
 from conformance.engine.run import execute
 from conformance.engine.runner import Runner
 from conformance.exchange import Exchange
-from conformance.model.capabilities import ROUTE_CAPABILITIES
 from conformance.protocols import REGISTRY
 from conformance.scenarios import BY_NAME, SCENARIOS, protocol_of
 from conformance.settings import build_settings

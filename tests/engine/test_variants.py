@@ -12,11 +12,11 @@ from contextlib import contextmanager
 
 import pytest
 
-from conformance.client import Limits, Request
+from conformance.engine.client import Limits, Request
 from conformance.engine.judge import refused_variant
 from conformance.engine.runner import Runner
+from conformance.engine.servers import ServerProcess
 from conformance.exchange import Exchange
-from conformance.servers import ServerProcess
 from conformance.settings import build_settings
 from tests.hostile.servers import HostileServer, Req, answer, chunk, send, sse_head
 
@@ -85,7 +85,7 @@ def test_scenarios_for_a_dialect_run_only_under_its_profile() -> None:
 
 def test_each_feature_variant_is_reported_supported_unsupported_or_failed() -> None:
     from conformance.engine import execute
-    from conformance.servers import reference
+    from conformance.engine.servers import reference
 
     chosen = "tools-auto,tools-required,tools-named,tools-none,tools-parallel-false,json-object,prompt-reuse," \
              "stream-usage"

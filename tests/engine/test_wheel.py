@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.servers import ServerProcess
+from conformance.engine.servers import ServerProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,10 +7,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.checks import evaluate, findings_of
+from conformance.engine.inspect import assembled_json, events_json
 from conformance.exchange import Analysis, analyze
 from conformance.fixtures import Fixture, load_all
 from conformance.fuzz.strategies import chunkings, nasty_cuts, split
-from conformance.inspect import assembled_json, events_json
 from conformance.wire.errors import WireError
 from conformance.wire.ndjson import NDJSONDecoder
 from conformance.wire.sse import SSEDecoder

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.engine.inspect import assembled_json
 from conformance.exchange import analyze
 from conformance.fixtures import load_all
 from conformance.fuzz.client_fuzz import _Runner, compare, expected, run_client
 from conformance.fuzz.replay import CHUNKINGS, ReplayServer, cut, event_ends, with_keepalives
-from conformance.inspect import assembled_json
 
 SSE = {f.name: f for f in load_all() if f.body_path.suffix == ".sse" and f.exchange.status == 200}
 ADAPTER = [sys.executable, "-m", "conformance.fuzz.adapters.httpx_sse_min"]

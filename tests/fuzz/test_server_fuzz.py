@@ -18,14 +18,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import servers
-from conformance.client import Limits, Request
+from conformance.engine import servers
+from conformance.engine.client import Limits, Request
+from conformance.engine.repro import curl
 from conformance.engine.runner import Runner
+from conformance.engine.servers import ServerProcess
 from conformance.fuzz.requests import HUGE_BYTES, MAX_GENERATED, FuzzCase, cases
 from conformance.fuzz.server_fuzz import FuzzSettings, ServerFuzzer
-from conformance.repro import curl
 from conformance.results import RunResult, schema
-from conformance.servers import ServerProcess
 from conformance.settings import Settings
 
 MODEL = "m"

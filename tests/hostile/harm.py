@@ -13,8 +13,8 @@ import json
 import re
 from pathlib import Path
 
+from conformance.engine.inspect import assembled_json, inspect_exchange
 from conformance.exchange import Exchange
-from conformance.inspect import assembled_json, inspect_exchange
 from conformance.protocols import load
 from conformance.secrets import forms
 

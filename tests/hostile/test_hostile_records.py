@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from conformance.checks import evaluate
-from conformance.client import Limits, Request, record
+from conformance.engine.client import Limits, Request, record
 from conformance.exchange import analyze
 
 HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from conformance.cli import cli
-from conformance.client import Limits, Request, cancel_path, record
+from conformance.engine.client import Limits, Request, cancel_path, record
 from conformance.engine.runner import Runner
 from conformance.scenarios import BY_NAME
 from conformance.settings import build_settings

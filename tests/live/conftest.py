@@ -9,7 +9,7 @@ import pytest
 
 mlx_lm = pytest.importorskip("mlx_lm", reason="the live tests need the reference extra (mlx-lm)")
 
-from conformance.servers import ServerProcess, mlx_lm_server  # noqa: E402
+from conformance.engine.servers import ServerProcess, mlx_lm_server  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from conformance.engine.servers import ServerProcess
 from conformance.rules import RULES
-from conformance.servers import ServerProcess
 
 LIVE_RULES = sum(r.category != "fuzz" for r in RULES)  # one test each in conformance.suites
 

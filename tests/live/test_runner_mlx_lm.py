@@ -9,12 +9,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conformance.client import Limits
 from conformance.engine import execute
+from conformance.engine.client import Limits
+from conformance.engine.servers import ServerProcess
 from conformance.report import write_all
 from conformance.results import RunResult, schema
 from conformance.secrets import Scrubber
-from conformance.servers import ServerProcess
 from conformance.settings import build_settings
 
 SCENARIOS = {"stream-plain", "stream-usage", "non-stream", "n-two", "tools-required", "tools-none",

@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance.checks import evaluate
-from conformance.client import Request, request_headers
+from conformance.engine.client import Request, request_headers
+from conformance.engine.inspect import assembled_json
 from conformance.exchange import Exchange, analyze
 from conformance.fixtures import FIXTURES_DIR, load, load_all
-from conformance.inspect import assembled_json
 from conformance.protocols import by_name, endpoint_of, guess_path, protocol_for
 from conformance.protocols.messages import Assembler, classify
 from conformance.rules import RULES

@@ -64,7 +64,7 @@ def test_violations_stay_bounded_however_long_the_stream(data: st.DataObject) ->
 def test_inspect_recognises_a_responses_body_without_a_path(tmp_path: object) -> None:
     from pathlib import Path
 
-    from conformance.inspect import build_exchange
+    from conformance.engine.inspect import build_exchange
 
     body = (FIXTURES_DIR / "defects" / "responses-item-never-done.sse").read_bytes()
     path = Path(str(tmp_path)) / "capture.sse"

@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("mlx_lm", reason="the reference server needs the reference extra")
 
-from conformance import servers  # noqa: E402
-from conformance.servers import ServerProcess  # noqa: E402
+from conformance.engine import servers  # noqa: E402
+from conformance.engine.servers import ServerProcess  # noqa: E402
 from reference_server.engine import Engine  # noqa: E402
 
 

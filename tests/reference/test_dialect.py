@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from conformance.servers import ServerProcess
+from conformance.engine.servers import ServerProcess
 from reference_server.engine import MODEL_ID
 from tests.reference.conftest import reference
 

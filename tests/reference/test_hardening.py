@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from conformance.servers import ServerProcess
+from conformance.engine.servers import ServerProcess
 from reference_server.engine import MODEL_ID
 from tests.reference.conftest import reference
 

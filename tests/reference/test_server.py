@@ -14,9 +14,9 @@ import httpx
 import jsonschema
 import pytest
 
+from conformance.engine.servers import ServerProcess
 from conformance.exchange import Exchange, analyze
 from conformance.results import schema
-from conformance.servers import ServerProcess
 from reference_server.engine import MODEL_ID
 from tests.reference.conftest import reference
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from conformance.body import SpooledBody
-from conformance.client import Request, record
 from conformance.engine import wirelog
+from conformance.engine.client import Request, record
 from conformance.engine.runner import Outcome
 from conformance.exchange import Exchange
 from conformance.scenarios import BY_NAME
 from conformance.secrets import Scrubber
+from conformance.wire.body import SpooledBody
 from tests.hostile import servers
 
 KEY = "sk-proj-Ahead0Wire1Log2Key3456789"

@@ -6,9 +6,9 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from conformance.body import whole
 from conformance.protocols.chat.assembler import assemble_body, decode_and_assemble
 from conformance.protocols.chat.watch import ChatWatch
+from conformance.wire.body import whole
 
 
 def analyze(a: Any, pieces: Iterable[bytes]) -> None:

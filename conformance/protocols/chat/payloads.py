@@ -12,10 +12,10 @@ Azure prompt-filter chunk or an annotation chunk (003 §3.7); else a chunk.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from conformance.wire.json import fast_loads as fast_loads
+from conformance.wire.json import loads_strict as loads_strict
 from conformance.wire.sse import SSEEvent
 
 DONE = "[DONE]"
@@ -23,36 +23,6 @@ THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
 PROFILE_KEYS = ("afm_profile", "afm_profile_extended")
 FILTER_KEYS = ("prompt_filter_results", "prompt_annotations")
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-
-fast_loads: Callable[[bytes], Any] | None
-try:  # orjson parses a typical chunk about four times faster; the stdlib decides what it refuses
-    from orjson import loads as fast_loads
-except ImportError:  # pragma: no cover - orjson is a dependency, but the wire layer works without it
-    fast_loads = None
-
-
-def loads_strict(text: str) -> Any:
-    """Parse JSON text without the NaN and Infinity extensions; raises ``ValueError``.
-
-    orjson answers first; what it refuses (integers beyond 64 bits, lone surrogate escapes) is
-    parsed again by the stdlib decoder, so both give the same verdict on every input.
-    """
-    if fast_loads is not None:
-        try:
-            return fast_loads(text.encode("utf-8", "surrogatepass"))
-        except ValueError:
-            pass
-    try:
-        return _DECODER.decode(text)
-    except RecursionError as exc:
-        raise ValueError("JSON nested too deeply") from exc
 
 
 class Payload(NamedTuple):

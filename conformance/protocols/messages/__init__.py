@@ -12,11 +12,11 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from conformance.body import whole
 from conformance.protocols import Protocol
 from conformance.protocols.event_watch import EventWatch
 from conformance.protocols.messages.assembler import Answer, Assembler, Block, Violation, decode_and_assemble, from_message
 from conformance.protocols.messages.payloads import Event, answers, classify
+from conformance.wire.body import whole
 
 NAME = "messages"
 VERSION = "2023-06-01"  # the anthropic-version every request carries (Anthropic's SDKs send it; the API requires it)

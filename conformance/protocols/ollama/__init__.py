@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.body import whole
 from conformance.protocols import Protocol
 from conformance.protocols.ollama.assembler import assemble_frames
 from conformance.protocols.ollama.watch import FrameWatch, quiet
+from conformance.wire.body import whole
 
 NAME = "ollama"
 

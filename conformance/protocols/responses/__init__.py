@@ -11,11 +11,11 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from conformance.body import whole
 from conformance.protocols import Protocol
 from conformance.protocols.event_watch import EventWatch
 from conformance.protocols.responses.assembler import Answer, Assembler, Item, Violation, decode_and_assemble, from_response
 from conformance.protocols.responses.payloads import DONE, Event, answers, classify
+from conformance.wire.body import whole
 
 NAME = "responses"
 

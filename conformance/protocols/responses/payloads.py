@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from conformance.protocols.chat.payloads import loads_strict
+from conformance.wire.json import loads_strict
 from conformance.wire.sse import SSEEvent
 
 DONE = "[DONE]"

@@ -103,7 +103,7 @@ def reference(port: int | None = None, extra: list[str] | None = None) -> Server
     """The bundled reference server on 127.0.0.1; ``ConfigError`` (one sentence) if it cannot start."""
     import importlib.util
 
-    from conformance.target import ConfigError
+    from conformance.errors import ConfigError
 
     missing = [m for m in ("mlx_lm", "starlette", "uvicorn", "llguidance", "reference_server.app")
                if importlib.util.find_spec(m) is None]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 
-from conformance.model.capabilities import CAPABILITIES, CAPABILITY_SCENARIOS, ROUTE_CAPABILITIES
+from conformance.capabilities import CAPABILITIES, CAPABILITY_SCENARIOS, ROUTE_CAPABILITIES
 from conformance.model.scenario import (  # noqa: F401 (the names scenarios and tests read from here)
     ANSWER,
     ASK_WEATHER,
@@ -64,7 +64,7 @@ def _protocol_scenarios() -> list[Scenario]:
 
 def _agent_scenarios() -> list[Scenario]:
     """The requests real agents sent (conformance/agents/corpus), one scenario each (category agents)."""
-    from conformance import agents
+    from conformance.scenarios import agents
 
     return agents.scenarios()
 

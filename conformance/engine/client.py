@@ -27,50 +27,28 @@ from urllib.parse import urlsplit
 
 import h11
 
-from conformance.body import HOLD_BYTES, Spool
 from conformance.exchange import Exchange
+from conformance.model.limits import (  # (re-exported: the limits every caller of the client reads)
+    ABANDONED as ABANDONED,
+)
+from conformance.model.limits import ANSWER_DEADLINE as ANSWER_DEADLINE
+from conformance.model.limits import DEFAULT_MAX_BYTES as DEFAULT_MAX_BYTES
+from conformance.model.limits import MAX_HEADER_BYTES as MAX_HEADER_BYTES
+from conformance.model.limits import REFUSAL_DEADLINE as REFUSAL_DEADLINE
+from conformance.model.limits import SIZE_ABORTS as SIZE_ABORTS
+from conformance.model.limits import Limits as Limits
 from conformance.model.observations import Observations
 from conformance.model.request import Request as Request  # (re-exported: what the client sends)
 from conformance.protocols import answers_for, headers_for
 from conformance.secrets import Scrubber
-from conformance.untrusted import path_segment
+from conformance.wire.body import HOLD_BYTES, Spool
 from conformance.wire.errors import WireError
 from conformance.wire.sse import DEFAULT_MAX_LINE, SSEDecoder
+from conformance.wire.untrusted import path_segment
 
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024  # a long reasoning answer is judged whole; past 2 MiB it is spooled to disk
-MAX_HEADER_BYTES = 64 * 1024
 READ_SIZE = 65536
 SEND_SIZE = 65536
 
-
-REFUSAL_DEADLINE = "refusal deadline"
-# a request a server may answer or refuse, whose status and first event decide (the oversized body): a server still
-# reading or thinking past this is cut and reported (TRN-010), never waited out to T
-ANSWER_DEADLINE = "answer deadline"
-SIZE_ABORTS = ("byte cap", "line cap", "decompression cap", "header cap")  # an exchange cut at a size limit
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Time limits in seconds and byte caps for one exchange."""
-
-    connect: float = 5.0
-    first_byte: float = 60.0
-    idle: float = 30.0
-    total: float = 120.0
-    max_bytes: int = DEFAULT_MAX_BYTES  # raw bytes on the wire, and the decoded body, each
-    max_header_bytes: int = MAX_HEADER_BYTES
-    answer: float | None = None  # the refusal deadline: a status, and for a 2xx its first event, within this
-    answer_name: str = REFUSAL_DEADLINE  # how a request cut there is labelled (ANSWER_DEADLINE: it may be answered)
-    total_name: str = "total timeout"  # "run timeout" when the run's own bound clipped the total
-    # how the connection is made, carried with the limits since every request takes both: TLS verification
-    # (--insecure, --ca-bundle) and whether HTTP(S)_PROXY / NO_PROXY from the environment are honoured
-    verify_tls: bool = True
-    ca_bundle: str | None = None
-    use_proxy: bool = True
-
-
-ABANDONED = "queue wait"  # the suite stopped waiting (Request.abandon): its choice, not a limit the server broke
 
 
 def request_headers(req: Request, api_key: str | None = None) -> dict[str, str]:
@@ -522,7 +500,8 @@ def record_http10(base_url: str, req: Request, limits: Limits, api_key: str | No
 
 
 def _parse_http10(raw: bytes, req: Request, got: _Reading, api_key: str | None) -> Exchange:
-    from conformance.inspect import InputError, parse_header_block, split_curl_i
+    from conformance.errors import InputError
+    from conformance.wire.http1 import parse_header_block, split_curl_i
 
     try:
         header_text, body = split_curl_i(raw) if raw.startswith(b"HTTP/") else (None, raw)

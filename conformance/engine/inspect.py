@@ -16,20 +16,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from conformance.body import Body, Spool, slices
 from conformance.checks import Finding, Verdict, evaluate, findings_of
-from conformance.exchange import Analysis, Exchange, analyze, detect_format
+from conformance.errors import InputError as InputError
+from conformance.exchange import Analysis, Exchange, analyze, assembled_json, detect_format
 from conformance.model.observations import Observations
 from conformance.protocols import guess_path
-from conformance.protocols.ollama import assemble_frames
-from conformance.untrusted import json_safe, json_text
+from conformance.wire.body import Body, Spool, slices
 from conformance.wire.errors import WireError
+from conformance.wire.http1 import parse_header_block as parse_header_block
+from conformance.wire.http1 import split_curl_i as split_curl_i
 from conformance.wire.ndjson import MISSING, NDJSONDecoder
 from conformance.wire.sse import SSEDecoder
-
-
-class InputError(Exception):
-    """Bad input to the command: one clear sentence for the user."""
+from conformance.wire.untrusted import json_safe, json_text
 
 
 @dataclass
@@ -44,41 +42,6 @@ class Inspection:
     @property
     def must_failed(self) -> bool:
         return any(f.level == "must" for f in self.findings)
-
-
-def parse_header_block(text: str) -> tuple[int | None, str, list[tuple[str, str]]]:
-    """Status, HTTP version and headers from a ``curl -si`` header block (the last block wins)."""
-    status: int | None = None
-    version = "HTTP/1.1"
-    headers: list[tuple[str, str]] = []
-    for line in text.replace("\r\n", "\n").split("\n"):
-        if line.startswith("HTTP/"):
-            parts = line.split()
-            version = parts[0]
-            status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
-            headers = []
-        elif ":" in line:
-            name, _, value = line.partition(":")
-            headers.append((name.strip().lower(), value.strip()))
-    return status, version, headers
-
-
-def split_curl_i(data: bytes) -> tuple[str | None, bytes]:
-    """Split ``curl -si`` output into its header block(s) and the body."""
-    if not data.startswith(b"HTTP/"):
-        return None, data
-    rest = data
-    blocks = []
-    while rest.startswith(b"HTTP/"):
-        for sep in (b"\r\n\r\n", b"\n\n"):
-            at = rest.find(sep)
-            if at >= 0:
-                blocks.append(rest[:at].decode("latin-1"))
-                rest = rest[at + len(sep):]
-                break
-        else:
-            raise InputError("the file starts with an HTTP status line but its header block never ends")
-    return blocks[-1], rest
 
 
 MAX_CAPTURE = 1024 * 1024 * 1024  # past this a capture is refused; up to it, one past 2 MiB is kept on disk, not in memory
@@ -218,14 +181,6 @@ def _decoded(body: Body, decoder_class: Callable[[], Any]) -> Iterator[Any]:
 
 def events_json(a: Analysis) -> list[dict[str, Any]]:
     return list(iter_events(a))
-
-
-def assembled_json(a: Analysis) -> dict[str, Any]:
-    """What the protocol assembled, as JSON (chat's message, Ollama's frames, a Responses answer)."""
-    if a.answer is None and a.format == "ndjson":  # NDJSON off Ollama's routes: its frames, as Ollama's
-        return assemble_frames(line.value for line in a.lines)
-    answer: Any = a.answer if a.answer is not None else a.assembled
-    return dict(answer) if isinstance(answer, dict) else answer.to_json()
 
 
 def _findings_json(result: Inspection) -> list[dict[str, Any]]:

@@ -6,13 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conformance.body import whole
 from conformance.checks import evaluate
 from conformance.engine.runner import Runner
-from conformance.exchange import Exchange, analyze
-from conformance.inspect import assembled_json
-from conformance.repro import redact_headers
+from conformance.exchange import Exchange, analyze, assembled_json
 from conformance.scenarios import BY_NAME
+from conformance.secrets import redact_headers
+from conformance.wire.body import whole
 
 SUFFIX = {"sse": ".sse", "ndjson": ".ndjson"}
 # what a recorded fixture pins of the assembly: chat's message, or the Responses API's status, text and items

@@ -5,7 +5,7 @@ of our own, with the rules that judge it, the live scenarios that show it and th
 (tests/test_coverage.py); ``client`` names what ``conformance fuzz-client`` compares for a fact about
 clients; ``dialect`` marks a fact only a dialect's profile judges (the reference report, run under the
 openai profile, does not show it, so a fixture must). ``NOT_JUDGED`` lists the seeds' statements that no
-server or client verdict can test, each with the reason. ``python -m conformance.coverage`` prints
+server or client verdict can test, each with the reason. ``python -m conformance.report.coverage`` prints
 it; the docs site's reference page is generated from ``render()`` (conformance.docsite).
 """
 
@@ -662,7 +662,7 @@ def render() -> str:
            "Every testable fact of the four documents this project was built from (the seeds: their titles below), in",
            "a few words of our own, with the",
            "rules that judge it, the live scenarios that show it and the fixtures that pin it. Generated from",
-           "`conformance/coverage.py` when the site is built. Every claim is executable:",
+           "`conformance/report/coverage.py` when the site is built. Every claim is executable:",
            "`tests/test_coverage.py` judges each fact's fixtures and requires a counterexample (*fails on*: a fixture",
            "that fails one of the fact's rules, at the level shown, and lists it among its expected failures) and a",
            "legal example (*passes on*: a fixture that fails none of them and passes one); it also checks that each",

@@ -5,21 +5,13 @@ from __future__ import annotations
 
 import shlex
 
-from conformance.client import join_url, request_headers
+from conformance.engine.client import join_url, request_headers
 from conformance.model.request import Request
+from conformance.secrets import REDACTED as REDACTED
+from conformance.secrets import SECRET_HEADERS as SECRET_HEADERS
+from conformance.secrets import redact_headers
 
 MAX_INLINE_BODY = 2048
-REDACTED = "Bearer <redacted>"
-SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "api-key"})
-
-
-def redact_headers(headers: dict[str, str] | tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
-    """Headers with every secret value replaced."""
-    items = headers.items() if isinstance(headers, dict) else headers
-    return [(k, REDACTED if k.lower() == "authorization" else ("<redacted>" if k.lower() in SECRET_HEADERS else v))
-            for k, v in items]
-
-
 def curl(base_url: str, req: Request, api_key: str | None = None, body_file: str | None = None) -> str:
     """``curl -sN …`` for ``req``; a body over 2 KiB is read from ``body_file`` when the caller saved it
     there, else described, not inlined."""
