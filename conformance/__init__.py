@@ -4,4 +4,4 @@ from __future__ import annotations
 
 # the one place the version is set (pyproject.toml reads it): 0.<rule set>.<patch> while the major is 0, so a
 # report's tool version names the rules that judged it (tests/test_release.py holds it to rules.RULESET_VERSION)
-__version__ = "0.9.0"
+__version__ = "0.10.0"

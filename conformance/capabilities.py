@@ -17,6 +17,7 @@ class Capability:
     # a protocol's route (/api/chat, /v1/responses, /v1/messages): a probe answered 404, 405 or 501 says the route is
     # not served, and the scenarios that need it are not sent (Runner.unserved), unless --expect names it
     route: bool = False
+    protocol: str = "chat"  # the protocol whose package brings it (its probe is that protocol's scenario)
 
 
 def _protocol_capabilities() -> tuple[Capability, ...]:
@@ -24,8 +25,8 @@ def _protocol_capabilities() -> tuple[Capability, ...]:
     rows of (name, probe scenario, rule[, route])), found by the registry."""
     from conformance.protocols import brought
 
-    return tuple(Capability(*row) for module in brought("conformance.protocols.{name}.capabilities")
-                 for row in module.CAPABILITIES)
+    return tuple(Capability(*row, protocol=module.__name__.split(".")[-2])  # type: ignore[misc]
+                 for module in brought("conformance.protocols.{name}.capabilities") for row in module.CAPABILITIES)
 
 
 CAPABILITY_TABLE: tuple[Capability, ...] = _protocol_capabilities()

@@ -151,6 +151,11 @@ def from_json(doc: dict[str, Any]) -> RunResult:
 
 
 def schema() -> dict[str, Any]:
-    """The JSON Schema of results.json, shipped in the package."""
+    """The JSON Schema of results.json, shipped in the package, with the category enum filled in from the registry
+    (``rules.CATEGORIES``: a protocol added to the registry needs no edit of the shipped file)."""
+    from conformance.rules import CATEGORIES
+
     text = resources.files("conformance").joinpath("schemas/results.schema.json").read_text(encoding="utf-8")
-    return dict(json.loads(text))
+    doc = dict(json.loads(text))
+    doc["properties"]["checks"]["items"]["properties"]["category"]["enum"] = list(CATEGORIES)
+    return doc

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from conformance.capabilities import CAPABILITY_RULES
 from conformance.protocols import REGISTRY
 
-RULESET_VERSION = "9"  # bumped whenever a rule is added or retired or its meaning changes; in every report
+RULESET_VERSION = "10"  # bumped whenever a rule is added or retired or its meaning changes; in every report
 # 2: TRN-014 (every request gets a response; nothing passes without one), judging caps under TRN-011.
 # 3: ERR-017 (bad input is refused within the refusal deadline), ERR-018 (a burst is answered or refused, not
 #    queued without a bound); TRN-014 leaves a request cut at the refusal deadline to ERR-017; MOD-002 asks only
@@ -33,6 +33,8 @@ RULESET_VERSION = "9"  # bumped whenever a rule is added or retired or its meani
 #    silence in a stream, the longest reported).
 # 9: one-protocol servers (issue 61): chat's route is a capability (TRN-020, --expect chat); a server that does not
 #    serve a protocol's route gets none of its scenarios, and a refusal that names no model never blames the model.
+# 10: the Completions API (issue 61): CMP-001..015, the capabilities completions, completions-logprobs and
+#     completions-echo; a run of --protocol judges no other protocol's capability rule.
 # the categories: chat's and the HTTP ones, then one per other protocol (its name, from the registry), then fuzz
 CATEGORIES = (
     "transport", "framing", "chunks", "finish", "usage", "tools", "reasoning", "structured",

@@ -228,13 +228,16 @@ def protocol_names(names: Any) -> frozenset[str] | None:
 def protocol_rules(chosen: frozenset[str] | None) -> list[str]:
     """The rules ``--protocol`` chooses: every rule that applies to an exchange of the named protocols, its own and
     the shared ones (HTTP and transport for any; the WHATWG framing and stream headers for an event-stream protocol)."""
+    from conformance.capabilities import CAPABILITY_TABLE
     from conformance.protocols import by_name
     from conformance.rules import RULES
 
     if not chosen:
         return []
     where = {"http", *chosen} | ({"sse"} if any(by_name(n).framing == "sse" for n in chosen) else set())
-    return sorted(r.id for r in RULES if r.protocol in where and r.category != "fuzz")
+    # a capability rule is judged on its probe, a scenario of the protocol that brings it: another protocol's is not run
+    elsewhere = {c.rule for c in CAPABILITY_TABLE if c.protocol not in chosen}
+    return sorted(r.id for r in RULES if r.protocol in where and r.category != "fuzz" and r.id not in elsewhere)
 
 
 def _select(rules: list[str], categories: list[str]) -> frozenset[str] | None:
@@ -312,6 +315,13 @@ def build_settings(*, base_url: str | None = None, api_key: str | None = None, m
                      max_bytes=parse_size(max_body) if max_body not in (None, "") else DEFAULT_MAX_BYTES)
     key, notices = check_key(api_key)
     chosen_protocols = protocol_names(protocols)
+    if chosen_protocols:
+        from conformance.capabilities import CAPABILITY_TABLE
+
+        other = [c for c in CAPABILITY_TABLE if c.name in caps and c.protocol not in chosen_protocols]
+        if other:
+            raise ConfigError(f"--expect {other[0].name} is a capability of the {other[0].protocol} protocol, which "
+                              f"--protocol {','.join(sorted(chosen_protocols))} leaves out")
     return Settings(base_url=url, api_key=key, model=model or None, profile=prof, notices=notices,
                     expect=frozenset(caps),
                     rules=select_rules(_split(rules) + protocol_rules(chosen_protocols), _split(categories),

@@ -43,6 +43,7 @@ class Job:
     request_id: str = ""
     cached: int = 0  # prompt tokens whose KV the engine reused (seed 001 prompt reuse), set before the first token
     ignore: set[str] = field(default_factory=set)  # stop reasons a faulty server ignores (self-test only)
+    logprobs: int | None = None  # the Completions API's logprobs: each token's own and its top alternatives ("token")
 
     def emit(self, kind: str, value: Any) -> None:
         """Hand one event to the request's event loop; dropped if the request is already gone."""
@@ -213,6 +214,40 @@ class Engine:
         job.cached = common
         return job.prompt[common:], self.cache
 
+    @staticmethod
+    def _logprobs(step: Any, top: int) -> tuple[float, list[tuple[int, float]]]:
+        """A step's token's log probability, and the ``top`` most likely tokens with theirs."""
+        import mlx.core as mx
+
+        lp = step.logprobs
+        chosen = float(lp[step.token])
+        if top <= 0:
+            return chosen, []
+        k = min(top, lp.shape[-1])
+        best: list[int] = list(mx.argpartition(-lp, kth=k - 1)[:k].tolist())  # type: ignore[arg-type]
+        return chosen, sorted(((int(i), float(lp[i])) for i in best), key=lambda t: -t[1])
+
+    def score(self, tokens: list[int], top: int) -> list[tuple[float | None, list[tuple[int, float]]]]:
+        """Each prompt token's log probability given the ones before it (None for the first) and the ``top`` most
+        likely tokens at its place: what ``echo`` with ``logprobs`` returns for a prompt. One forward pass, under the
+        model's lock (the worker's generations take turns with it)."""
+        import mlx.core as mx
+
+        with self.model_lock:
+            logits = self.model(mx.array(tokens)[None])[0]
+            lp = logits - mx.logsumexp(logits, axis=-1, keepdims=True)
+            mx.eval(lp)
+        out: list[tuple[float | None, list[tuple[int, float]]]] = [(None, [])]
+        for at in range(1, len(tokens)):
+            row = lp[at - 1]
+            best: list[tuple[int, float]] = []
+            if top > 0:
+                k = min(top, row.shape[-1])
+                ids: list[int] = list(mx.argpartition(-row, kth=k - 1)[:k].tolist())  # type: ignore[arg-type]
+                best = sorted(((int(i), float(row[i])) for i in ids), key=lambda t: -t[1])
+            out.append((float(row[tokens[at]]), best))
+        return out
+
     def _generate(self, job: Job) -> str:
         import mlx.core as mx
         from mlx_lm import stream_generate
@@ -247,7 +282,9 @@ class Engine:
                 count = step.generation_tokens
                 with self.lock:
                     self.counters["tokens"] += 1  # every token made, also those a client never read
-                if step.text:
+                if job.logprobs is not None:
+                    job.emit("token", (int(step.token), step.text, *self._logprobs(step, job.logprobs)))
+                elif step.text:
                     job.emit("text", step.text)
                 if step.finish_reason is not None:
                     finish = step.finish_reason

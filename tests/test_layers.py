@@ -62,3 +62,15 @@ def test_the_import_contracts_are_kept() -> None:
     proc = subprocess.run([command, "--no-cache"], capture_output=True, text=True, check=False, timeout=300,
                           cwd=Path(__file__).resolve().parents[1])
     assert proc.returncode == 0 and "0 broken" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-2000:]
+
+
+def test_the_independence_contract_names_every_protocol() -> None:
+    from pathlib import Path
+
+    import tomllib
+
+    from conformance.protocols import REGISTRY
+
+    config = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    contract = next(c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "independence")
+    assert contract["modules"] == [f"conformance.protocols.{name}" for name in REGISTRY]

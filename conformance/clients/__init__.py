@@ -57,7 +57,7 @@ class Client:
     packages: tuple[str, ...]  # pinned requirements (python: name==version; node: name@version, locked in lock_dir)
     adapter: str  # the adapter's file under adapters/ (node: under adapters/node/)
     args: tuple[str, ...] = ()
-    protocol: str = "chat"  # chat | ollama | responses | messages: which recorded exchanges it reads
+    protocol: str = "chat"  # a protocol's name (conformance.protocols.REGISTRY): which recorded exchanges it reads
     # exceptions the client raises by design on answers that are legal: its own limits, whatever the server
     raises_by_design: tuple[str, ...] = ()
     lock_dir: str = ""  # node: the folder under adapters/node/ whose package.json and package-lock.json it installs
@@ -81,6 +81,8 @@ CLIENTS: dict[str, Client] = {c.name: c for c in (
     Client("openai-python-helper", "openai (Python) chat.completions.stream() helper", "python", ("openai==3.57.0",),
            "openai_python.py", ("helper",),
            raises_by_design=("LengthFinishReasonError", "ContentFilterFinishReasonError")),
+    Client("openai-python-completions", "openai (Python) completions.create(stream=True)", "python",
+           ("openai==3.57.0",), "openai_python.py", ("completions",), protocol="completions"),
     Client("langchain-openai", "langchain-openai ChatOpenAI.stream", "python", ("langchain-openai==1.8.1",),
            "langchain_openai_stream.py"),
     Client("litellm", "litellm completion(stream=True), openai/<model>", "python", ("litellm==1.108.7",),
@@ -301,7 +303,8 @@ def _raw_content(a: Any) -> str | None:
     """The first choice's content as sent, inline <think> markup included, when it has some (else None)."""
     choices = getattr(a.answer, "choices", None)
     choice = choices.get(0) if isinstance(choices, dict) else None
-    return choice.raw_content if choice is not None and choice.think.seen else None
+    think = getattr(choice, "think", None)  # chat's choices (another protocol's have no inline markup to keep)
+    return choice.raw_content if choice is not None and think is not None and think.seen else None
 
 
 def _batch(command: list[str], server: Any, fixtures: list[Any], timeout: float) -> list[tuple[Any, list[str]]]:

@@ -60,11 +60,14 @@ def scenarios_for(rule_ids: frozenset[str] | None, chosen: frozenset[str] | None
 def capabilities(outcomes: list[Outcome], settings: Settings,
                  unsent: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
     """Each capability, probed from the scenario that shows it (or expected by the user); one whose probe was not
-    sent, its route not served (``unsent``), is unsupported with that evidence."""
+    sent, its route not served (``unsent``), is unsupported with that evidence. ``--protocol`` leaves out the other
+    protocols' capabilities: the run said it would not ask."""
     expect, unsent = settings.expect, unsent or {}
     by_name = {o.scenario.name: o.exchanges[0] for o in outcomes}
     caps: dict[str, dict[str, Any]] = {}
     for name, scenario in CAPABILITY_SCENARIOS.items():
+        if settings.protocols and protocol_of(BY_NAME[scenario]) not in settings.protocols:
+            continue
         ex = by_name.get(scenario)
         if ex is not None:
             supported, evidence = _probe(name, ex, settings.profile)
@@ -211,8 +214,8 @@ def headers_that_matter(ex: Exchange) -> dict[str, str]:
 
 
 def _skip_reason(needs: str | None, caps: dict[str, dict[str, Any]], settings: Settings) -> str:
-    if needs is None or needs in settings.expect or caps[needs]["supported"]:
-        return ""
+    if needs is None or needs in settings.expect or needs not in caps or caps[needs]["supported"]:
+        return ""  # (not in caps: a capability of a protocol --protocol left out, none of whose scenarios ran)
     return f"capability {needs} unsupported: {caps[needs]['evidence']}"
 
 

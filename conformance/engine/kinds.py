@@ -361,10 +361,7 @@ class Compare(Kind):
     def send(self, run: Runner, req: Request) -> list[Exchange]:
         first = run.send(replace(req, body=self.baseline(req), scenario=f"{req.scenario}/{self.field}"))
         ex = run.send(req)
-        content = None
-        if first.status == 200:
-            choices = analyze(first, run.settings.profile).assembled.choices
-            content = choices[min(choices)].content[:4096] if choices else None
+        content = answer_text(first, run.settings.profile) if first.status == 200 else None
         if content is None:
             return [ex, first]
         return [replace(ex, observations=ex.observations.with_(**{self.field: content})), first]
@@ -374,6 +371,18 @@ class Compare(Kind):
 
     def script(self, req: Request, how: Script) -> str:
         return f"{how.curl(replace(req, body=self.baseline(req)))}\n# {self.note}\n{how.curl(req, True)}"
+
+
+def answer_text(ex: Exchange, profile: str) -> str | None:
+    """The text of an answer's first choice, as its protocol's client sees it (chat's assembly, or the protocol's
+    ``client_view``); None when it has none."""
+    a = analyze(ex, profile)
+    protocol = a.protocol
+    if protocol is not None and protocol.client_view is not None:
+        content = protocol.client_view(a).get("content")
+        return content[:4096] if isinstance(content, str) else None
+    choices = a.assembled.choices
+    return choices[min(choices)].content[:4096] if choices else None
 
 
 class StopCompare(Compare):

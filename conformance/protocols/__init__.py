@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 # The registry: one line per protocol (its package under conformance.protocols).
-REGISTRY = ("chat", "ollama", "responses", "messages")
+REGISTRY = ("chat", "ollama", "responses", "messages", "completions")
 DEFAULT_SSE = "chat"  # how an event stream off every protocol's routes is waited on
 
 # What one exchange is judged on: a protocol's event stream whole (the streaming judge keeps no event, issue 25);
@@ -45,7 +45,9 @@ class Protocol:
 
     name: str
     summary: str  # what it is, in a few words (help texts and the docs)
-    routes: tuple[tuple[str, str], ...]  # (path suffix, endpoint name), most specific first
+    # (path suffix, endpoint name), most specific first; a name None says a path that ends so is not this protocol's
+    # (the Completions API's /completions is not chat's /chat/completions)
+    routes: tuple[tuple[str, str | None], ...]
     framing: str  # sse | ndjson
     streams_by_default: bool  # whether a request without "stream" is answered with a stream
     # fill an Analysis from the body (pieces as they arrived): the single pass of decoding, assembling, ordering

@@ -1,7 +1,8 @@
 """The openai Python SDK against the replay server, as its users call it. Standalone (stdlib and openai only): it runs
 in the client's own environment. ``stream`` iterates ``chat.completions.create(stream=True)`` and assembles the
 deltas as the SDK's documentation shows; ``helper`` uses ``chat.completions.stream()``, which accumulates tool calls
-and returns a final completion. Prints one JSON object: what the user ends up with."""
+and returns a final completion; ``completions`` iterates ``completions.create(stream=True)`` on the Completions API and
+joins the first choice's text. Prints one JSON object: what the user ends up with."""
 
 from __future__ import annotations
 
@@ -23,7 +24,19 @@ def one() -> dict[str, Any]:
     request = {"model": "replay", "messages": [{"role": "user", "content": "Hi"}],
                "stream_options": {"include_usage": True}}
     try:
-        if mode == "helper":
+        if mode == "completions":
+            for chunk in client.completions.create(model="replay", prompt="Hi", stream=True,
+                                                   stream_options={"include_usage": True}):
+                if chunk.usage is not None:
+                    out["usage"] = chunk.usage.model_dump()
+                choice = next((c for c in chunk.choices or [] if c.index == 0), None)
+                if choice is None:
+                    continue
+                out["content"] += choice.text or ""
+                if choice.finish_reason is not None:
+                    out["finish_reason"] = choice.finish_reason
+            out["complete"] = True
+        elif mode == "helper":
             with client.chat.completions.stream(**request) as stream:
                 for _ in stream:
                     pass

@@ -23,11 +23,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.protocols.event_assembler import MAX_VIOLATIONS as MAX_VIOLATIONS
+from conformance.protocols.event_assembler import EventAssembler, joined
+from conformance.protocols.event_assembler import Violation as Violation
 from conformance.protocols.messages import payloads as ev
 from conformance.protocols.messages.payloads import Event, classify
 from conformance.wire.sse import SSEEvent, SSEStats
 
-MAX_VIOLATIONS = 3  # kept per rule (with a count of the rest): enough for a report, bounded for any stream
 MAX_ERRORS = 16
 
 # -- the tables: (state, event class) -> next state ------------------------------------------------------------
@@ -63,20 +65,6 @@ CLASS = {ev.MESSAGE_START: "start", ev.MESSAGE_DELTA: "delta", ev.MESSAGE_STOP: 
 STATE_WORDS = {"none": "never started", "open": "already started", "stopped": "already stopped"}
 
 
-@dataclass(frozen=True, slots=True)
-class Violation:
-    rule: str
-    event: int | None  # the event index (None: the stream's end)
-    received: str
-    expected: str
-
-
-def _joined(pieces: list[str]) -> str:
-    """Text built from deltas: appended as pieces (O(1) each), joined when read and kept joined."""
-    if len(pieces) > 1:
-        pieces[:] = ["".join(pieces)]
-    return pieces[0] if pieces else ""
-
 
 @dataclass(slots=True)
 class Block:
@@ -95,11 +83,11 @@ class Block:
 
     @property
     def text(self) -> str:
-        return _joined(self.pieces)
+        return joined(self.pieces)
 
     @property
     def signature(self) -> str:
-        return _joined(self.signature_pieces)
+        return joined(self.signature_pieces)
 
     @property
     def input(self) -> Any:
@@ -198,34 +186,22 @@ class Answer:
                 "error": self.error, "stopped": self.stopped}
 
 
-class Assembler:
+class Assembler(EventAssembler[Event]):
     """Feed events one at a time; the message and the order violations build as they arrive."""
 
+    classify = staticmethod(classify)
+
     def __init__(self, keep_events: bool = True) -> None:
-        self.answer = Answer()
+        super().__init__(keep_events)
+        self.answer: Answer = Answer()
         self.state = "start"
         self.open_block: int | None = None
-        self.keep = keep_events
-        self._at: tuple[int, int] = (-1, 0)
-        self.payloads: list[Event] = []
-        self.watch: Any = None  # an EventWatch fed every event and payload in this pass
 
-    # -- feeding ---------------------------------------------------------------------------------------------
-    def feed_events(self, events: Iterable[SSEEvent]) -> None:
-        watch = self.watch
-        for event in events:
-            e = classify(event)
-            if watch is not None:
-                watch.event(event.index, event.offset, event.end, event.type, event.data_lines)
-                watch.problem(e)
-            self.feed(e)
-
+    # -- feeding ---
     def feed(self, e: Event) -> None:
         a = self.answer
         a.events += 1
-        self._at = (e.index, e.offset)
-        if self.keep:
-            self.payloads.append(e)
+        self.enter(e)
         kind = e.type
         if kind not in a.first_of and len(a.first_of) < 64:
             a.first_of[kind] = e.index
@@ -384,19 +360,6 @@ class Assembler:
             self._violate("MSG-011", e.index, f"message_delta {problem}",
                           "delta.stop_reason (a documented value) and usage.output_tokens (an integer)")
 
-    def _violate(self, rule: str, event: int | None, received: str, expected: str) -> None:
-        counts = self.answer.violation_counts
-        counts[rule] = counts.get(rule, 0) + 1
-        if counts[rule] <= MAX_VIOLATIONS:
-            self.answer.violations.append(Violation(rule, event, received, expected))
-            if event is not None and event == self._at[0]:
-                self._mark()
-
-    def _mark(self) -> None:
-        """Keep the current event's offset for a finding that names it (the events themselves are not kept)."""
-        if self.watch is not None:
-            self.watch.at[self._at[0]] = self._at[1]
-
     # -- the end -----------------------------------------------------------------------------------------------
     def close(self, complete: bool = True) -> Answer:
         """What the end shows; ``complete`` is False when the client stopped reading (nothing is missing then)."""
@@ -494,12 +457,7 @@ def from_message(body: Any) -> Answer:
 def decode_and_assemble(pieces: Iterable[bytes], max_events: int | None = None, watch: Any = None,
                         ) -> tuple[list[SSEEvent], SSEStats, list[Event], Assembler]:
     """Decode an SSE body delivered in pieces and assemble its events, in one pass."""
-    from conformance.protocols import feed_sse
-
-    asm = Assembler(keep_events=watch is None)
-    asm.watch = watch
-    events, stats = feed_sse(pieces, asm.feed_events, max_events, keep=watch is None)
-    return events, stats, asm.payloads, asm
+    return Assembler.decode(pieces, max_events, watch)
 
 
 def _clip(value: Any, limit: int = 60) -> str:

@@ -19,11 +19,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.protocols.event_assembler import MAX_VIOLATIONS as MAX_VIOLATIONS
+from conformance.protocols.event_assembler import EventAssembler, joined
+from conformance.protocols.event_assembler import Violation as Violation
 from conformance.protocols.responses import payloads as ev
 from conformance.protocols.responses.payloads import Event, classify
 from conformance.wire.sse import SSEEvent, SSEStats
-
-MAX_VIOLATIONS = 3  # kept per rule (with a count of the rest): enough for a report, bounded for any stream
 
 # -- the tables: (state, event class) -> next state ------------------------------------------------------
 # event classes: created (or queued), progress, item (an event of an output item), terminal, error, done, other
@@ -59,21 +60,6 @@ PART_EVENTS = {ev.PART_ADDED: "added", ev.TEXT_DELTA: "delta", ev.REFUSAL_DELTA:
                ev.REFUSAL_DONE: "text_done", ev.PART_DONE: "done"}
 
 
-@dataclass(frozen=True, slots=True)
-class Violation:
-    rule: str
-    event: int | None  # the event index (None: the stream's end)
-    received: str
-    expected: str
-
-
-def _joined(pieces: list[str]) -> str:
-    """Text built from deltas: appended as pieces (O(1) each: a str attribute's += copies the whole text every time),
-    joined when read and kept joined."""
-    if len(pieces) > 1:
-        pieces[:] = ["".join(pieces)]
-    return pieces[0] if pieces else ""
-
 
 @dataclass(slots=True)
 class Part:
@@ -83,7 +69,7 @@ class Part:
 
     @property
     def text(self) -> str:
-        return _joined(self.pieces)
+        return joined(self.pieces)
 
 
 @dataclass(slots=True)
@@ -105,15 +91,15 @@ class Item:
 
     @property
     def arguments(self) -> str:
-        return _joined(self.arguments_pieces)
+        return joined(self.arguments_pieces)
 
     @property
     def reasoning(self) -> str:
-        return _joined(self.reasoning_pieces)
+        return joined(self.reasoning_pieces)
 
     @property
     def summary(self) -> str:
-        return _joined(self.summary_pieces)
+        return joined(self.summary_pieces)
 
     @property
     def text(self) -> str:
@@ -195,34 +181,22 @@ class Answer:
                 "error": self.error, "terminal": self.terminal, "incomplete_reason": self.incomplete_reason}
 
 
-class Assembler:
+class Assembler(EventAssembler[Event]):
     """Feed events one at a time; the answer and the order violations build as they arrive."""
 
+    classify = staticmethod(classify)
+
     def __init__(self, keep_events: bool = True) -> None:
-        self.answer = Answer()
+        super().__init__(keep_events)
+        self.answer: Answer = Answer()
         self.state = "start"
         self.last_seq: int | None = None
-        self.keep = keep_events
-        self._at: tuple[int, int] = (-1, 0)  # the event being fed: its index and offset
-        self.payloads: list[Event] = []
-        self.watch: Any = None  # an EventWatch fed every event and payload in this pass (protocols/chat/watch.py)
 
-    # -- feeding ---------------------------------------------------------------------------------------
-    def feed_events(self, events: Iterable[SSEEvent]) -> None:
-        watch = self.watch
-        for event in events:
-            e = classify(event)
-            if watch is not None:
-                watch.event(event.index, event.offset, event.end, event.type, event.data_lines)
-                watch.problem(e)
-            self.feed(e)
-
+    # -- feeding ---
     def feed(self, e: Event) -> None:
         a = self.answer
         a.events += 1
-        self._at = (e.index, e.offset)
-        if self.keep:
-            self.payloads.append(e)
+        self.enter(e)
         if a.first_type is None:
             a.first_type = e.type or e.kind
         kind = e.type
@@ -417,19 +391,6 @@ class Assembler:
         if got != joined:
             self._violate(rule, e.index, f"{kind} {what} {_clip(got)}", f"the joined deltas {_clip(joined)}")
 
-    def _violate(self, rule: str, event: int | None, received: str, expected: str) -> None:
-        counts = self.answer.violation_counts
-        counts[rule] = counts.get(rule, 0) + 1
-        if counts[rule] <= MAX_VIOLATIONS:
-            self.answer.violations.append(Violation(rule, event, received, expected))
-            if event is not None and event == self._at[0]:
-                self._mark()
-
-    def _mark(self) -> None:
-        """Keep the current event's offset for a finding that names it (the events themselves are not kept)."""
-        if self.watch is not None:
-            self.watch.at[self._at[0]] = self._at[1]
-
     # -- the end ---------------------------------------------------------------------------------------
     def close(self, complete: bool = True) -> Answer:
         """What the end shows; ``complete`` is False when the client stopped reading (nothing is missing then)."""
@@ -522,12 +483,7 @@ def from_response(body: Any) -> Answer:
 def decode_and_assemble(pieces: Iterable[bytes], max_events: int | None = None, watch: Any = None,
                         ) -> tuple[list[SSEEvent], SSEStats, list[Event], Assembler]:
     """Decode an SSE body delivered in pieces and assemble its events, in one pass."""
-    from conformance.protocols import feed_sse
-
-    asm = Assembler(keep_events=watch is None)  # with a watch, the streaming judge: no event or payload kept
-    asm.watch = watch
-    events, stats = feed_sse(pieces, asm.feed_events, max_events, keep=watch is None)
-    return events, stats, asm.payloads, asm
+    return Assembler.decode(pieces, max_events, watch)
 
 
 def _list(value: Any) -> list[Any]:

@@ -1,0 +1,112 @@
+"""What every SSE protocol's assembler shares: the one pass that decodes a stream and feeds each classified event to
+the assembler and the generic SSE view (``EventWatch``), and the bookkeeping of order violations (the first few of
+each rule, with a count of the rest, each naming the event it was found at). A protocol's assembler subclasses
+``EventAssembler``, gives ``classify`` and ``feed`` and keeps its own state; none imports another protocol's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from conformance.wire.sse import SSEEvent, SSEStats
+
+MAX_VIOLATIONS = 3  # kept per rule (with a count of the rest): enough for a report, bounded for any stream
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    rule: str
+    event: int | None  # the event index (None: the stream's end)
+    received: str
+    expected: str
+
+
+class Payload(Protocol):
+    """What a protocol's ``classify`` makes of an event: it names the event and where it was, and a problem when
+    its data is not what the protocol frames (for SSE-006)."""
+
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def offset(self) -> int: ...
+
+    @property
+    def problem(self) -> str | None: ...
+
+
+class Violations(Protocol):
+    """The part of a protocol's answer the bookkeeping writes."""
+
+    violations: list[Violation]
+    violation_counts: dict[str, int]
+
+
+E = TypeVar("E", bound=Payload)
+
+
+def joined(pieces: list[str]) -> str:
+    """Text built from deltas: appended as pieces (O(1) each: a str attribute's += copies the whole text every time),
+    joined when read and kept joined."""
+    if len(pieces) > 1:
+        pieces[:] = ["".join(pieces)]
+    return pieces[0] if pieces else ""
+
+
+class EventAssembler(Generic[E]):
+    """Feed events one at a time; the subclass's answer and its order violations build as they arrive."""
+
+    classify: Callable[[SSEEvent], E]  # the protocol's payload decoder (a staticmethod of the subclass)
+    answer: Violations
+
+    def __init__(self, keep_events: bool = True) -> None:
+        self.keep = keep_events
+        self._at: tuple[int, int] = (-1, 0)  # the event being fed: its index and offset
+        self.payloads: list[E] = []
+        self.watch: Any = None  # an EventWatch fed every event and payload in this pass (protocols/event_watch.py)
+
+    def feed_events(self, events: Iterable[SSEEvent]) -> None:
+        watch, classify = self.watch, type(self).classify
+        for event in events:
+            e = classify(event)
+            if watch is not None:
+                watch.event(event.index, event.offset, event.end, event.type, event.data_lines)
+                watch.problem(e)
+            self.feed(e)
+
+    def feed(self, e: E) -> None:
+        """One classified event (the subclass's; it begins with ``enter``)."""
+        raise NotImplementedError
+
+    def enter(self, e: E) -> None:
+        """The event being fed: where it is (for the findings that name it), and kept when events are kept."""
+        self._at = (e.index, e.offset)
+        if self.keep:
+            self.payloads.append(e)
+
+    def _violate(self, rule: str, event: int | None, received: str, expected: str) -> None:
+        counts = self.answer.violation_counts
+        counts[rule] = counts.get(rule, 0) + 1
+        if counts[rule] <= MAX_VIOLATIONS:
+            self.answer.violations.append(Violation(rule, event, received, expected))
+            if event is not None and event == self._at[0]:
+                self._mark()
+
+    def _mark(self) -> None:
+        """Keep the current event's offset for a finding that names it (the events themselves are not kept)."""
+        if self.watch is not None:
+            self.watch.at[self._at[0]] = self._at[1]
+
+    @classmethod
+    def decode(cls, pieces: Iterable[bytes], max_events: int | None = None, watch: Any = None,
+               ) -> tuple[list[SSEEvent], SSEStats, list[E], Any]:
+        """Decode an SSE body delivered in pieces and assemble its events, in one pass. With a watch, the streaming
+        judge: no event or payload is kept."""
+        from conformance.protocols import feed_sse
+
+        asm = cls(keep_events=watch is None)
+        asm.watch = watch
+        events, stats = feed_sse(pieces, asm.feed_events, max_events, keep=watch is None)
+        return events, stats, asm.payloads, asm
