@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from conformance.capabilities import ROUTE_CAPABILITIES
 from tests.hostile.servers import HostileServer, Req, answer, send
 
 HTML = b"<!DOCTYPE html><html><body><h1>404 Not Found</h1></body></html>"
@@ -74,10 +75,11 @@ def test_with_model_and_no_route_served_the_url_is_named_not_the_model(tmp_path)
     assert proc.returncode == 2, proc.stderr
     said = proc.stderr.splitlines()[-1]
     assert said.startswith("conformance: nothing at http://") and "serves an LLM API" in said
-    assert ("POST /v1/chat/completions, POST /api/chat, POST /v1/responses, POST /v1/messages and GET /v1/models "
-            "answered 404 (an HTML page)") in said
+    assert ("POST /v1/chat/completions, POST /api/chat, POST /v1/responses, POST /v1/messages, POST /v1/completions "
+            "and GET /v1/models answered 404 (an HTML page)") in said
     assert "is not served" not in said and "check --model" not in said
-    assert len([p for p in paths if not p.endswith(("/models", "/api/tags", "/health"))]) == 4  # one probe a route
+    probes = len(ROUTE_CAPABILITIES)
+    assert len([p for p in paths if not p.endswith(("/models", "/api/tags", "/health"))]) == probes  # one a route
 
 
 def lists(ids: list[str] | None, refusal: bytes):  # type: ignore[no-untyped-def]
