@@ -15,9 +15,10 @@ from conformance.checks.transport import silences
 from conformance.engine.kinds import kind_of
 from conformance.engine.outcome import Outcome
 from conformance.exchange import Exchange, analyze
-from conformance.model import Intent, Level, gating_levels
+from conformance.model import BAD_INPUT, Intent, Level, gating_levels
 from conformance.model import Outcome as Verdict
 from conformance.model.observations import CapabilityShown
+from conformance.model.refusal import Cause, cause
 from conformance.model.scenario import CAP_FIELDS
 from conformance.results import CheckEntry, RunResult
 from conformance.rules import RULES, RULES_BY_ID
@@ -143,10 +144,14 @@ def judge(outcome: Outcome, caps: dict[str, dict[str, Any]], settings: Settings,
                 outcome_name, message = Verdict.SKIPPED, f"variant unsupported: {variant}"
             elif rule.category == "usage" and rule.id != "USG-001" and _asks_usage(ex) and usage_skip:
                 outcome_name, message = Verdict.SKIPPED, usage_skip  # 003 §3.4: no usage at all is legal
+            elif verdict.outcome == "failed" and rule.id not in JUDGES_REFUSALS and \
+                    rule.category not in REFUSAL_CATEGORIES and (why := _refused_for(ex)) is not None:
+                outcome_name, message = Verdict.SKIPPED, why.reason()  # the refusal's own cause, not the feature
             evidence = None
             if verdict.findings:
                 first = verdict.findings[0]
-                message = "\n".join(f.message for f in verdict.findings[:3])
+                if outcome_name != Verdict.SKIPPED:  # a skip keeps its reason; what was found stays in its findings
+                    message = "\n".join(f.message for f in verdict.findings[:3])
                 evidence = {"event_index": first.event_index, "byte_offset": first.byte_offset,
                             "excerpt": first.excerpt, "status": ex.status, "headers": headers_that_matter(ex)}
             entries.append(CheckEntry(rule.id, rule.category, rule.level, name, outcome_name, message, evidence,
@@ -161,6 +166,22 @@ def _skipped(sc: Any, reason: str, rule_ids: frozenset[str] | None, reproducer: 
 
 
 ALWAYS = frozenset({"ERR-021", "TRN-014"})  # judged even where a capability is unsupported
+# A valid request refused for a cause its message names (the prompt beyond the context, a rate limit, the key, the
+# body's size, an overloaded server): the rules that judge a refusal as such (its status, envelope, code) still judge
+# it; a rule that would blame the request's feature (a tool_result turn, system blocks, an agent's request) is
+# skipped with the cause. Requests meant to be refused (bad input, an oversized body) are judged as they are.
+REFUSAL_CATEGORIES = frozenset({"errors", "transport", "framing", "fuzz"})
+JUDGES_REFUSALS = frozenset({"MSG-021", "MSG-022", "MSG-024", "OLL-014", "OLL-015", "RSP-026"})
+MEANT_TO_BE_REFUSED = BAD_INPUT | {Intent.OVERSIZED, Intent.UNKNOWN_PARAMETER, Intent.UNSUPPORTED_OPTIONS,
+                                   Intent.IMAGE_MISPLACED, Intent.OLLAMA_FAILURE, Intent.UNSTORED,
+                                   Intent.CANCEL_UNKNOWN, Intent.FUZZ_INVALID, Intent.JSON_AS_TEXT}
+
+
+def _refused_for(ex: Exchange) -> Cause | None:
+    """The cause a valid request's refusal names (None: not refused, meant to be refused, or no cause named)."""
+    if ex.status is None or ex.status < 400 or ex.intent in MEANT_TO_BE_REFUSED:
+        return None
+    return cause(ex.status, held(ex.body))
 VARIANT_FIELDS = ("tool_choice", "parallel_tool_calls", "response_format", "reasoning_effort")
 REFUSAL_CODES = ("unsupported_value", "invalid_value", "unsupported_parameter")
 

@@ -439,14 +439,29 @@ class Runner:
         expected with --expect). The probes are the run's first requests: their answers are in before this asks."""
         route = route_needed(sc)
         if route is None:
-            return self._list_unserved(sc)
+            return self._list_unserved(sc) or self._beyond_context(sc)
         if route in self.settings.expect:
             return None
         probe = CAPABILITY_SCENARIOS[route]
         ex = self.routes.get(probe)
         if probe == sc.name or ex is None or ex.status not in UNSERVED or self.model_refused(ex):
-            return None
+            return self._beyond_context(sc)
         return f"not sent: capability {route} unsupported ({probe} answered {ex.status}: the route is not served)"
+
+    def _beyond_context(self, sc: Scenario) -> str | None:
+        """Why a scenario is not sent: its prompt is certainly beyond the context the server states (its model list or
+        /health): more words than the context has tokens (each word is at least one token in any tokenizer). Its
+        refusal would say so, and judge nothing of the request (the agents' corpus on a 4K-context deployment)."""
+        if self.context is None:
+            return None
+        req = sc.build(Context(model=self.model, profile=self.settings.profile, context_tokens=self.context))
+        if req.intent == Intent.CONTEXT_OVERFLOW or not isinstance(req.body, (dict, list)):
+            return None
+        words = _words({k: v for k, v in req.body.items() if k in PROMPT_FIELDS} if isinstance(req.body, dict) else [])
+        if words <= self.context:
+            return None
+        return (f"not sent: its prompt is beyond the server's context (at least {words:,} tokens, one per word; the "
+                f"server states {self.context:,})")
 
     def _routes_probed(self, probes: list[Exchange]) -> ev.RoutesProbed:
         served, unserved = [], []
@@ -650,3 +665,18 @@ def _error_text(ex: Exchange) -> str:
     error = doc.get("error") if isinstance(doc, dict) else None
     message = error.get("message") if isinstance(error, dict) else error
     return str(message)[:160] if isinstance(message, (str, int)) else ""
+
+
+# the fields every protocol renders into the prompt, whatever the template (tools it may leave out: not counted)
+PROMPT_FIELDS = ("messages", "system", "input", "instructions", "prompt")
+
+
+def _words(value: Any) -> int:
+    """The whitespace-separated words of every string in a request body (a lower bound of its tokens)."""
+    if isinstance(value, str):
+        return len(value.split())
+    if isinstance(value, dict):
+        return sum(_words(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_words(v) for v in value)
+    return 0

@@ -80,12 +80,16 @@ def run_notes(result: RunResult) -> list[str]:
     if retried:
         notes.append(f"retried: {len(retried)} scenario(s) sent again (a 429 with Retry-After waited out, or a lost "
                      f"connection sent again alone), not judged on the first answer: {where(retried)}")
-    unsent = [s for s in result.scenarios if s.get("not_sent")]
+    long = [s for s in result.scenarios if "beyond the server's context" in str(s.get("not_sent") or "")]
+    unsent = [s for s in result.scenarios if s.get("not_sent") and s not in long]
     if unsent:
         needed = {route_needed(BY_NAME[str(s["name"])]) for s in unsent if str(s["name"]) in BY_NAME}
         routes = sorted(f"capability {route} unsupported" for route in needed if route)
         notes.append(f"not sent: {len(unsent)} scenario(s) whose route is not served ({'; '.join(routes)}; "
                      f"--expect sends them): {where([str(s['name']) for s in unsent])}")
+    if long:
+        notes.append(f"not sent: {len(long)} scenario(s) whose prompt is beyond the context the server states, not "
+                     f"judged: {where([str(s['name']) for s in long])}")
     t = result.tokens
     if t:
         extra = [f"{t['uncapped']} request(s) without a cap"] if t.get("uncapped") else []
