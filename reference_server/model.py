@@ -31,7 +31,8 @@ from typing import Any, cast
 
 import numpy as np
 
-VERSION = "4"  # 3: one attention head; 4: a 65,536-token context stated (an agent's prompt fits)
+VERSION = "5"  # 3: one attention head; 4: a 65,536-token context stated (an agent's prompt fits); 5: the mode is
+# read from a last message of text parts too (a server that turns a Responses input into parts: the cap binds)
 HEAD_DIM = 64
 CONTEXT = 65536  # tokens: what the model states, as the reference server serves it (engine.DEFAULT_CONTEXT)
 MODEL_ID = "chat-conformance/bigram-ref"
@@ -73,7 +74,12 @@ CHAT_TEMPLATE = (
     "{%- endfor -%}"
     "{%- if add_generation_prompt -%}{{ '<|im_start|>assistant\\n' }}"
     "{%- set last = messages[-1] -%}"
-    "{%- set text = (last.content if last.content is string else '') | lower -%}"
+    "{%- set ns0 = namespace(text='') -%}"
+    "{%- if last.content is string -%}{%- set ns0.text = last.content -%}"
+    "{%- elif last.content -%}{%- for part in last.content -%}"
+    "{%- if part.text is defined and part.text is string -%}{%- set ns0.text = ns0.text + part.text -%}{%- endif -%}"
+    "{%- endfor -%}{%- endif -%}"
+    "{%- set text = ns0.text | lower -%}"
     "{%- set ns = namespace(weather=false) -%}"
     "{%- for tool in (tools if tools else []) -%}"
     "{%- set f = tool.function if tool.function is defined else tool -%}"

@@ -328,7 +328,10 @@ class Clock(Kind):
         cap = CLOCK_MAX_TOKENS if run.context is None else min(CLOCK_MAX_TOKENS, max(asked, run.context // 2))
         wanted = max(asked, min(wanted, cap))
         ex = run.send(replace(req, body={**(req.body or {}), "max_tokens": wanted}))
-        paced = span * wanted / asked if span is not None and span > 0 else None  # at the probe's speed
+        # at the probe's speed, for what this stream holds (a model that ends on its own before the cap makes no more
+        # than it did in the probe: sized by the cap, a fast server's short answer was read as a buffered long one)
+        grown = len(ex.body) / len(first.body) if len(first.body) and ex.status == 200 else wanted / asked
+        paced = span * min(grown, wanted / asked) if span is not None and span > 0 else None
         if first.status == 200 and first.arrivals and ex.status == 200 and ex.arrivals:
             # how much longer this stream took to end than the probe: the extra tokens' generation, the prefill
             # cancelled out (a cached prefix only shortens it), so a lower bound of how long it was generated; the
