@@ -430,7 +430,29 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
     "file": included_file,
     "bad-input": lambda arg: bad_input_table(),
     "capabilities": lambda arg: capability_names(),
+    "parity": lambda arg: parity_table(),
 }
+
+
+def parity_table() -> str:
+    """Chat's rules and their twins on the Responses and Messages APIs (conformance.report.parity), with counts."""
+    from conformance.report.parity import PARITY
+    from conformance.rules import RULES_BY_ID
+
+    def kind(cell: str) -> str:
+        return "not judged" if cell.startswith("not judged") else "none" if cell.startswith("none") else "judged"
+
+    counts = {api: {k: sum(kind(row[i]) == k for row in PARITY.values()) for k in ("judged", "none", "not judged")}
+              for i, api in enumerate(("Responses", "Messages"))}
+    lines = [f"Of chat's {len(PARITY)} rules of its own: " + "; ".join(
+        f"on {api}, {c['judged']} judged by a rule there, {c['none']} with no equivalent (the API has no such "
+        f"thing), {c['not judged']} not judged yet" for api, c in counts.items()) + ".", "",
+        "| chat rule | what it judges | Responses API | Messages API |", "|---|---|---|---|"]
+    for rule_id, (responses, messages) in PARITY.items():
+        rule = RULES_BY_ID[rule_id]
+        lines.append(f"| [{rule_id}](../reference/rules/{rule_id}.md) | {_cell(rule.title)} | {_cell(responses)} | "
+                     f"{_cell(messages)} |")
+    return "\n".join(lines)
 
 
 def capability_names() -> str:

@@ -34,7 +34,12 @@ RULESET_VERSION = "10"  # bumped whenever a rule is added or retired or its mean
 # 9: one-protocol servers (issue 61): chat's route is a capability (TRN-020, --expect chat); a server that does not
 #    serve a protocol's route gets none of its scenarios, and a refusal that names no model never blames the model.
 # 10: the Completions API (issue 61): CMP-001..015, the capabilities completions, completions-logprobs and
-#     completions-echo; a run of --protocol judges no other protocol's capability rule.
+#     completions-echo; a run of --protocol judges no other protocol's capability rule. Depth on every API (issue
+#     59): ERR-027 (error.type a kind, not a class name), RSP-029..031 (markup, the fields OpenAI always sends, a
+#     stored response continued), MSG-033..036 (markup, a prefill, thinking alone, a stop reported as end_turn),
+#     MSG-014 asks for stop_sequence, RSP-032 (parity), RSP-033 and MSG-037 (keys beyond the reference), TRN-021
+#     (a body cut by the server); a refusal whose message names its cause
+#     skips the rules that would blame the request's feature.
 # the categories: chat's and the HTTP ones, then one per other protocol (its name, from the registry), then fuzz
 CATEGORIES = (
     "transport", "framing", "chunks", "finish", "usage", "tools", "reasoning", "structured",
@@ -168,6 +173,11 @@ RULES: tuple[Rule, ...] = (
     _r("TRN-020", "transport", "must", "both",
        "POST /v1/chat/completions is served when the server is expected to (capability chat)",
        f"{OPENAI} (create chat completion); {WIRE} §1 (the OpenAI-compatible base URL serves /chat/completions)"),
+    _r("TRN-021", "transport", "must", "both",
+       "A response's body is whole: the server does not close the connection before it ends (a chunked body without "
+       "its last chunk, fewer bytes than its Content-Length)",
+       f"{RFC9112}.3 (message body length: an incomplete message is an error); {WIRE} §3.1 (a stream ends with its "
+       "terminator, not a dropped connection)"),
     # framing
     _r("SSE-001", "framing", "must", "stream", "The event stream is valid UTF-8", f"{WHATWG}; {WIRE} §3.1", "B8"),
     _r("SSE-002", "framing", "must", "stream", "The stream ends with a data: [DONE] event",
@@ -431,6 +441,11 @@ RULES: tuple[Rule, ...] = (
        "The sampling options a dialect documents as supported (seed 001: top_k, repetition_penalty) are answered",
        f"{STRICT} Supported API (supported options include temperature, top_p, top_k, repetition_penalty, seed, "
        "stop, ...); a server outside the dialect may refuse them as unknown (run under --profile strict)"),
+    _r("ERR-027", "errors", "should", "both",
+       "error.type names the kind of error (invalid_request_error, not_found_error, …): not a library's exception "
+       "class (BadRequestError), an HTTP reason phrase (Bad Request), a number or a stringified null",
+       "OpenAI API reference: Error codes (errors are identified by error.type, such as invalid_request_error, and "
+       "error.code; BadRequestError and NotFoundError are the Python library's exception classes, not API types)"),
     _r("ERR-026", "errors", "should", "both",
        "The OpenAI options a dialect documents as unsupported (seed 001: json_object and json_schema response formats, "
        "logit_bias, verbosity, the legacy functions) are refused with 400 unsupported_value naming the field",
@@ -597,6 +612,24 @@ RULES: tuple[Rule, ...] = (
        "apply (dialects that document it)",
        "Open Responses specification, schema/components/schemas/ResponseResource.json (required: 32 fields); "
        "OpenAI's own response object carries them all"),
+    _r("RSP-029", "responses", "must", "both",
+       "Tool-call markup stays out of the output text (<tool_call>, [TOOL_CALLS], …): a call is a function_call item",
+       f"{OPENAI_RESP} (function calls are output items of type function_call)"),
+    _r("RSP-030", "responses", "should", "both",
+       "The response object carries the fields OpenAI's reference always includes: id, object, created_at (in "
+       "seconds), model, output, parallel_tool_calls, tool_choice and tools (every dialect)",
+       f"{OPENAI_RESP} (the response object; openai-python types/responses/response.py: the fields without a "
+       "default)"),
+    _r("RSP-031", "responses", "must", "both",
+       "A response the server stored (its object does not say store: false) can be continued: previous_response_id "
+       "naming it is not refused as not found",
+       f"{OPENAI_RESP} (store defaults to true: the response can be retrieved and continued by its id)"),
+    _r("RSP-032", "responses", "should", "both",
+       "A stream assembles to the unstreamed response of the same deterministic request: text, calls and status",
+       f"{OPENAI_RESP_STREAM} (the events build the same response object the request returns unstreamed)"),
+    _r("RSP-033", "responses", "advisory", "both",
+       "The response object carries no keys beyond OpenAI's reference (a strict client or a typed decoder rejects "
+       "them)", f"{OPENAI_RESP} (the response object's fields)"),
     # agents: the corpus of requests real agents sent (conformance/agents/corpus), each sent with the run's model
     _r("AGT-001", "agents", "advisory", "both",
        "A request a real agent sends (the corpus: Claude Code, Codex CLI, the OpenAI Agents SDK, an Ollama tool loop) "

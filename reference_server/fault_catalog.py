@@ -17,7 +17,6 @@ from reference_server.faults import (
     edit,
     is_finish,
     is_usage,
-    on_type,
     sse_frame,
 )
 
@@ -357,53 +356,24 @@ def _drop_system_images(body: Any) -> Any:
 
 
 OLLAMA = ("/api/chat", "/api/generate")
-RESPONSES = ("/v1/responses",)
-TERMINAL = ("response.completed", "response.incomplete", "response.failed")
+RESPONSES = ("/v1/responses",)  # (its own faults: reference_server/responses_faults.py)
 F = Fault
 
 
-def _renumbered(event: Any, state: State) -> list[Any]:
-    """Every event's sequence_number 0: none increases."""
-    return [{**event, "sequence_number": 0}]
 
 
-def _terminal_twice(event: Any, state: State) -> list[Any]:
-    return [event, {**event, "sequence_number": event.get("sequence_number", 0) + 1}]
 
 
-def _misnamed(event: Any, state: State) -> list[Any]:
-    """The event: line names a type the payload does not have (not "message": WHATWG's default type, which a client
-    cannot tell from no event: line at all)."""
-    return [b"event: response.update\ndata: " + json.dumps(event, ensure_ascii=False).encode() + b"\n\n"]
 
 
-def _cut_as_completed(event: Any, state: State) -> list[Any]:
-    """A generation cut by max_output_tokens reported as completed (a server that never says incomplete)."""
-    response = {**event["response"], "status": "completed", "incomplete_details": None}
-    return [{**event, "type": "response.completed", "response": response}]
 
 
-def _output_dropped(event: Any, state: State) -> list[Any]:
-    return [{**event, "response": {**event["response"], "output": []}}]
 
 
-def _usage_total_off(event: Any, state: State) -> list[Any]:
-    usage = event["response"].get("usage")
-    if not isinstance(usage, dict):
-        return [event]
-    return [{**event, "response": {**event["response"], "usage": {**usage, "total_tokens": usage["total_tokens"] + 7}}}]
 
 
-def _text_done_changed(event: Any, state: State) -> list[Any]:
-    return [{**event, "text": event.get("text", "") + " (edited)"}]
 
 
-def _stateless(body: Any) -> tuple[int, dict[str, Any]] | None:
-    """Ollama's /v1/responses is stateless: previous_response_id refused as unsupported."""
-    if isinstance(body, dict) and "previous_response_id" in body:
-        return 400, {"message": "previous_response_id is not supported: responses are not stored",
-                     "type": "invalid_request_error", "param": "previous_response_id", "code": "unsupported_value"}
-    return None
 
 DEFECTS: list[Fault] = [
     # framing
@@ -545,6 +515,9 @@ DEFECTS: list[Fault] = [
     F("error-code-is-status", ("ERR-023",), "issue 15 (LiteLLM's code \"400\")",
       body=errors_only(lambda v, s: {**v, "error": {**v["error"], "code": str(s["status"])}}
                        if isinstance(v.get("error"), dict) else v)),
+    F("error-type-class-name", ("ERR-027",), "issue 59 (vLLM: the exception's class name, NotFoundError, as the type)",
+      body=errors_only(lambda v, s: {**v, "error": {**v["error"], "type": "BadRequestError" if s["status"] == 400
+                                                    else "NotFoundError"}} if isinstance(v.get("error"), dict) else v)),
     F("overflow-500", ("ERR-005", "ERR-011"), "issue 44 (a prompt beyond the context answered 500, not a 4xx envelope)",
       refuse=lambda b: (500, {"message": "RuntimeError: llama_decode returned -1", "type": "server_error", "param": None,
                               "code": None}) if _prompt_bytes(b) > 20_000 else None),
@@ -614,37 +587,9 @@ DEFECTS: list[Fault] = [
       "documented refusals too)",
       chunk=edit(lambda c, s: c["usage"].update(prompt_tokens_details={"cached_tokens": 0}) if is_usage(c) else None),
       refuse=_strict_refusal, lacks=("structured",), paths=("/v1/chat/completions",), profile="strict"),
-    F("responses-no-created", ("RSP-001",), "Open Responses: response.created first", paths=RESPONSES,
-      event=on_type("response.created", lambda e, s: [])),
-    F("responses-two-terminals", ("RSP-002",), "OpenAI streaming events: one terminal event", paths=RESPONSES,
-      event=on_type(TERMINAL, _terminal_twice)),
-    F("responses-misnamed-events", ("RSP-004",), "WHATWG SSE event field; OpenAI streaming events", paths=RESPONSES,
-      event=_misnamed),
-    F("responses-sequence-stuck", ("RSP-006",), "OpenAI streaming events: sequence_number", paths=RESPONSES,
-      event=_renumbered),
-    F("responses-text-done-differs", ("RSP-009",), "OpenAI streaming events: output_text.done", paths=RESPONSES,
-      event=on_type("response.output_text.done", _text_done_changed)),
-    F("responses-item-never-done", ("RSP-010",), "OpenAI streaming events: output_item.done", paths=RESPONSES,
-      event=on_type("response.output_item.done", lambda e, s: [])),
-    F("responses-output-dropped", ("RSP-012",), "OpenAI Responses: the response object's output", paths=RESPONSES,
-      event=on_type(TERMINAL, _output_dropped)),
-    F("responses-usage-total", ("RSP-014",), "OpenAI Responses: usage", paths=RESPONSES,
-      event=on_type(TERMINAL, _usage_total_off)),
-    F("responses-cut-completed", ("RSP-015",), "OpenAI Responses: incomplete_details max_output_tokens",
-      paths=RESPONSES, event=on_type("response.incomplete", _cut_as_completed)),
-    F("responses-json-object", ("RSP-013",), "OpenAI Responses: the response object", paths=RESPONSES,
-      body=lambda v, s: {**v, "object": "chat.completion"} if isinstance(v, dict) and "output" in v else v),
-    F("responses-previous-ignored", ("RSP-024", "RSP-026"), "Blaizzy/mlx-vlm#1046: accepted and ignored",
-      paths=RESPONSES, request=req(previous_response_id=None)),
 ]
 
 LEGAL: list[Fault] = [
-    F("responses-openai-stream", (), "OpenAI's Responses stream (no data: [DONE] after the terminal event)",
-      legal=True, done=lambda s: b"", paths=RESPONSES),
-    F("responses-unnamed-events", (), "OpenAI's SDKs read the type from the data (RSP-005 is advisory)", legal=True,
-      event=lambda e, s: [b"data: " + json.dumps(e, ensure_ascii=False).encode() + b"\n\n"], paths=RESPONSES),
-    F("responses-stateless", (), "Ollama's /v1/responses is stateless (docs.ollama.com/api/openai-compatibility)",
-      legal=True, refuse=_stateless, lacks=("responses-state",), paths=RESPONSES),
     F("unknown-parameter-accepted", (), "I1 I2 (accepting an unknown field is legal; ERR-013 is seed 001's, strict)",
       legal=True, request=lambda b: {k: v for k, v in b.items() if k in ("model", "messages", "stream", "max_tokens")}
       if isinstance(b, dict) and "temperatur" in b else b),

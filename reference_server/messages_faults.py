@@ -67,7 +67,86 @@ def _no_delta_usage(event: Any, state: State) -> list[Any]:
     return [{k: v for k, v in event.items() if k != "usage"}]
 
 
+def _markup(event: Any, state: State) -> list[Any]:
+    """The first text delta of the answer carries the call as <tool_call> markup."""
+    delta = event.get("delta")
+    if isinstance(delta, dict) and delta.get("type") == "text_delta" and not state.get("marked"):
+        state["marked"] = True
+        return [{**event, "delta": {**delta, "text": "<tool_call>" + delta.get("text", "")}}]
+    return [event]
+
+
+def _no_stop_sequence(value: Any, state: State) -> Any:
+    """vLLM's AnthropicMessagesResponse: the stop_sequence key left out of a message."""
+    if isinstance(value, dict) and value.get("type") == "message":
+        return {k: v for k, v in value.items() if k != "stop_sequence"}
+    return value
+
+
+def _prefilled(state: State) -> bool:
+    history = state["request"].get("messages") if isinstance(state.get("request"), dict) else None
+    return isinstance(history, list) and bool(history) and isinstance(history[-1], dict) and \
+        history[-1].get("role") == "assistant"
+
+
+def _prefill_body(value: Any, state: State) -> Any:
+    if _prefilled(state):
+        return {"type": "error", "error": {"type": "invalid_request_error",
+                                           "message": "the last message must have role user"}}
+    return value
+
+
+def _thinking_alone(event: Any, state: State) -> list[Any]:
+    """With thinking, the text blocks after the thinking block dropped: end_turn after thinking alone."""
+    kind = event.get("type")
+    if kind == "content_block_start":
+        block = event.get("content_block") or {}
+        if block.get("type") == "thinking":
+            state["thinking"] = True
+        elif block.get("type") == "text" and state.get("thinking"):
+            state.setdefault("dropped", set()).add(event.get("index"))
+    if kind in ("content_block_start", "content_block_delta", "content_block_stop") and \
+            event.get("index") in state.get("dropped", set()):
+        return []
+    return [event]
+
+
+def _stop_as_end_turn(event: Any, state: State) -> list[Any]:
+    delta = event.get("delta") or {}
+    if delta.get("stop_reason") == "stop_sequence":
+        return [{**event, "delta": {**delta, "stop_reason": "end_turn", "stop_sequence": None}}]
+    return [event]
+
+
+class ServerCut(Exception):
+    """Raised mid-stream: the ASGI server drops the connection, the chunked body without its last chunk."""
+
+
+def _cut(event: Any, state: State) -> list[Any]:
+    state["deltas"] = state.get("deltas", 0) + 1
+    if state["deltas"] == 2:
+        raise ServerCut("the connection dropped mid-answer")
+    return [event]
+
+
 DEFECTS: list[Fault] = [
+    F("messages-extra-keys", ("MSG-037",), "a key beyond the reference in the message object (issue 59)",
+      paths=MESSAGES, body=lambda v, s: {**v, "kv_transfer_params": None} if isinstance(v, dict)
+      and v.get("type") == "message" else v),
+    F("messages-tool-markup", ("MSG-033",), "a tool call as <tool_call> markup in a text block (issue 59: vLLM with "
+      "tool_choice none)", paths=MESSAGES, event=on_type("content_block_delta", _markup)),
+    F("messages-no-stop-sequence-key", ("MSG-014",), "a message without the stop_sequence key (issue 59: vLLM)",
+      paths=MESSAGES, body=_no_stop_sequence),
+    F("messages-prefill-refused", ("MSG-034",), "a final assistant turn refused (issue 59: a server that requires "
+      "the last turn to be the user's)", paths=MESSAGES, request=lambda b: b,
+      status=lambda code, s: 400 if _prefilled(s) and code == 200 else code, body=_prefill_body),
+    F("messages-thinking-alone", ("MSG-035",), "thinking, then end_turn with no text block (issue 59)",
+      paths=MESSAGES, event=on_type(("content_block_start", "content_block_delta", "content_block_stop"),
+                                    _thinking_alone)),
+    F("messages-stop-as-end-turn", ("MSG-036",), "a stop sequence reported as end_turn, stop_sequence null (issue "
+      "59: the two fields agree)", paths=MESSAGES, event=on_type("message_delta", _stop_as_end_turn)),
+    F("messages-cut-mid-answer", ("TRN-021",), "the connection dropped mid-answer (issue 59: a stream the server "
+      "cuts)", paths=MESSAGES, event=on_type("content_block_delta", _cut)),
     F("messages-indices-skip", ("MSG-007",), "content-block indices that skip (issue 45; vLLM and llama.cpp "
       "trackers)", paths=MESSAGES, event=on_type(("content_block_start", "content_block_delta", "content_block_stop"),
                                                  _shift)),

@@ -39,8 +39,8 @@ def test_every_generating_scenario_sets_a_token_cap() -> None:
             continue
         if req.path.endswith("/count_tokens"):
             continue  # counts the prompt, generates nothing
-        cap = (body.get("max_tokens") or body.get("max_completion_tokens") or body.get("max_output_tokens")
-               or (body.get("options") or {}).get("num_predict"))
+        cap = next((v for v in (body.get("max_tokens"), body.get("max_completion_tokens"), body.get("max_output_tokens"),
+                                (body.get("options") or {}).get("num_predict")) if v is not None), None)
         if sc.name == "messages-no-max-tokens":  # the missing cap is the point: a lenient server stops at "."
             assert cap is None and body["stop_sequences"] == ["."]
             continue

@@ -172,7 +172,8 @@ def responses_answer(body: dict[str, Any], script: Script) -> tuple[str, bytes]:
     usage = {"input_tokens": 10, "output_tokens": 3, "total_tokens": 13,
              "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
     base = {"id": rid, "object": "response", "created_at": int(time.time()), "model": body.get("model", "m"),
-            "output": [], "status": "in_progress", "usage": None}
+            "output": [], "status": "in_progress", "usage": None, "tools": body.get("tools") or [],
+            "tool_choice": body.get("tool_choice", "auto"), "parallel_tool_calls": body.get("parallel_tool_calls", True)}
     done = {**base, "status": "completed", "output": items, "usage": usage}
     if not body.get("stream"):
         return "application/json", json.dumps(done).encode()

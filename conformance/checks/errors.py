@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
+from http import HTTPStatus
 from typing import Any
 
 from conformance.checks.conditions import bad_input, headers_known, openai_error_response
@@ -53,6 +55,34 @@ def code_is_status(a: Analysis) -> Iterator[Finding]:
     if isinstance(code, str) and code.strip() == str(a.exchange.status):
         yield finding(a, "ERR-023", f"error.code {code!r} (the HTTP status again)",
                       "a name such as model_not_found or invalid_api_key, or null")
+
+
+REASONS = frozenset(s.phrase.lower() for s in HTTPStatus)  # Bad Request, Not Found, ...
+NULLS = frozenset({"none", "null", "undefined", "nil"})
+
+
+def _type_problem(kind: str) -> str | None:
+    """What an error.type is when it is no kind of error: None when it names one (snake_case or any other word)."""
+    text = kind.strip()
+    if re.fullmatch(r"[A-Z][A-Za-z0-9]*(Error|Exception)", text):
+        return "a library's exception class"
+    if text.lower() in REASONS:
+        return "the HTTP reason phrase"
+    if text.isdigit():
+        return "a number"
+    if text.lower() in NULLS:
+        return "a stringified null"
+    return None
+
+
+@check("ERR-027", when=(openai_error_response, lambda a: isinstance(_error(a), dict)
+                        and isinstance(_error(a).get("type"), str)))
+def type_is_a_kind(a: Analysis) -> Iterator[Finding]:
+    kind = _error(a)["type"]
+    problem = _type_problem(kind)
+    if problem is not None:
+        yield finding(a, "ERR-027", f"error.type {kind!r} ({problem})",
+                      "a kind of error such as invalid_request_error or not_found_error")
 
 
 @check("ERR-001", "ERR-002", "ERR-003", "ERR-004", when=(openai_error_response,))

@@ -103,8 +103,10 @@ def _message_problems(message: Any, streamed: bool) -> list[str]:
     tokens = usage.get("input_tokens") if isinstance(usage, dict) else None
     if not isinstance(tokens, int) or isinstance(tokens, bool):
         problems.append(f"usage {short(usage, 40)}")
-    if not streamed and "stop_reason" not in message:
-        problems.append("no stop_reason")
+    if not streamed:
+        missing = [k for k in ("stop_reason", "stop_sequence") if k not in message]
+        if missing:
+            problems.append(f"no {' or '.join(missing)}")
     return problems
 
 
@@ -118,7 +120,7 @@ def message_object(a: Analysis) -> Iterator[Finding]:
         problems.append(f"stop_reason {short(reason, 30)}")
     if problems:
         yield finding(a, "MSG-014", ", ".join(problems), "a message: id, type message, role assistant, a content "
-                      "array, model, a documented stop_reason, usage", offset=0)
+                      "array, model, a documented stop_reason, stop_sequence (null or the sequence), usage", offset=0)
 
 
 @check("MSG-013", when=(_json,))
@@ -372,3 +374,67 @@ def thinking_signature(a: Analysis) -> Iterator[Finding]:
                           remedy="Clients send thinking blocks back with their signature; Anthropic's API refuses one "
                           "without it.")
             return
+
+
+@check("MSG-033", when=(_answered,))
+def tool_markup(a: Analysis) -> Iterator[Finding]:
+    """A tool call written into a text block: Anthropic's clients run tool_use blocks only (chat's TOOL-010)."""
+    from conformance.checks.tools import MARKUP
+
+    text = _answer(a).text
+    hit = next((m for m in MARKUP if m in text), None)
+    if hit is not None:
+        yield finding(a, "MSG-033", f"{hit} in a text block", "a tool_use block (or text without call markup)")
+
+
+def _prefill(a: Analysis) -> bool:
+    history = a.request.get("messages")
+    return isinstance(history, list) and bool(history) and isinstance(history[-1], dict) and \
+        history[-1].get("role") == "assistant" and a.exchange.status is not None and \
+        a.exchange.intent not in BAD_INPUT
+
+
+@check("MSG-034", when=(on_messages, _prefill))
+def prefill_answered(a: Analysis) -> Iterator[Finding]:
+    if not a.success:
+        yield finding(a, "MSG-034", f"{a.exchange.status} to a conversation ending with an assistant turn (a prefill)",
+                      "an answer (200) that continues the assistant's turn")
+
+
+@check("MSG-035", when=(_ended, lambda a: _answer(a).stop_reason == "end_turn"))
+def text_not_thinking_alone(a: Analysis) -> Iterator[Finding]:
+    kinds = [b.type for _, b in sorted(_answer(a).blocks.items())]
+    if kinds and all(k in ("thinking", "redacted_thinking") for k in kinds):
+        yield finding(a, "MSG-035", f"end_turn after {len(kinds)} thinking block(s) and no text",
+                      "the answer's text block after the thinking")
+
+
+@check("MSG-036", when=(_ended, lambda a: bool(_sequences(a)) and a.exchange.observations.unstopped is not None))
+def stop_reported(a: Analysis) -> Iterator[Finding]:
+    """The same request without its stop sequences, sent first: where the unstopped text holds one, this answer is
+    that text cut before it, and must say stop_sequence (a server that stops right and says end_turn passes MSG-012:
+    the two fields agree)."""
+    answer = _answer(a)
+    unstopped = a.exchange.observations.unstopped or ""
+    hits = [(i, seq) for seq in _sequences(a) if seq and (i := unstopped.find(seq)) >= 0]
+    if not hits:
+        return
+    at, seq = min(hits)
+    if answer.text == unstopped[:at] and answer.stop_reason != "stop_sequence":
+        yield finding(a, "MSG-036", f"stop_reason {short(answer.stop_reason, 30)} for a text cut before {seq!r} (the "
+                      f"same request without stop_sequences went on: {short(unstopped[at:at + 30], 40)})",
+                      f"stop_reason stop_sequence, stop_sequence {seq!r}")
+
+
+# the message object's keys (anthropic-sdk-python types/message.py) and what newer API versions add
+MESSAGE_KEYS = frozenset({"id", "type", "role", "content", "model", "stop_reason", "stop_sequence", "usage",
+                          "container", "stop_details", "diagnostics", "context_management"})
+
+
+@check("MSG-037", when=(_json,))
+def unknown_keys(a: Analysis) -> Iterator[Finding]:
+    extra = sorted(k for k in a.json_body if k not in MESSAGE_KEYS)
+    if extra:
+        yield finding(a, "MSG-037", f"keys beyond the reference: {', '.join(extra[:8])}",
+                      "the message object's documented keys")
+

@@ -163,6 +163,8 @@ def function_calls(a: Analysis) -> Iterator[Finding]:
             yield finding(a, "RSP-016", f"a call to {short(call.name, 40)}", f"one of the offered tools {sorted(offered)}")
         if not isinstance(call.call_id, str) or not call.call_id:
             yield finding(a, "RSP-016", f"call_id {short(call.call_id, 40)}", "a non-empty call_id")
+        if _answer(a).status == "incomplete":
+            continue  # cut by max_output_tokens: the call's arguments end where the cap cut them
         try:
             args = json.loads(call.arguments)
         except ValueError:
@@ -278,4 +280,91 @@ def _first(a: Analysis, kind: str) -> int | None:
     seen = _answer(a).first_of
     found = [seen[k] for k in (kind, QUEUED if kind == CREATED else kind) if k in seen]
     return min(found, default=None)
+
+
+@check("RSP-029", when=(chat_answer,))
+def tool_markup(a: Analysis) -> Iterator[Finding]:
+    """A tool call written into the output text: clients run function_call items only (chat's TOOL-010)."""
+    from conformance.checks.tools import MARKUP
+
+    text = _answer(a).text
+    hit = next((m for m in MARKUP if m in text), None)
+    if hit is not None:
+        yield finding(a, "RSP-029", f"{hit} in the output text", "a function_call item (or text without call markup)")
+
+
+# the fields of OpenAI's response object with no default in openai-python (types/responses/response.py): a client
+# that validates the object (the SDK's strict models, a typed decoder) needs every one
+OPENAI_FIELDS = ("id", "object", "created_at", "model", "output", "parallel_tool_calls", "tool_choice", "tools")
+
+
+@check("RSP-030", when=(chat_answer, lambda a: isinstance(_answer(a).response, dict)))
+def openai_fields(a: Analysis) -> Iterator[Finding]:
+    response = _answer(a).response
+    missing = [name for name in OPENAI_FIELDS if name not in response]
+    where = "the terminal event's response" if a.format == "sse" else "the response object"
+    if missing:
+        yield finding(a, "RSP-030", f"{where} without {', '.join(missing)}",
+                      f"every field OpenAI's response object always carries: {', '.join(OPENAI_FIELDS)}")
+    created = response.get("created_at")
+    if isinstance(created, (int, float)) and not isinstance(created, bool) and created > 1e11:
+        yield finding(a, "RSP-030", f"{where} with created_at {created} (milliseconds)", "created_at in seconds")
+
+
+def _repeatable(a: Analysis) -> bool:
+    seen = a.exchange.observations.unstreamed
+    return isinstance(seen, dict) and seen.get("repeatable") is True
+
+
+# every field of OpenAI's response object (openai-python types/responses/response.py) and Open Responses'
+# ResponseResource: a key beyond them is a server's own
+DOCUMENTED_FIELDS = frozenset(RESOURCE_FIELDS) | frozenset({
+    "conversation", "prompt", "include", "top_logprobs", "output_text", "stream_options", "context_management",
+    "moderation", "reasoning_context", "max_tool_calls"})
+
+
+@check("RSP-033", when=(chat_answer, lambda a: isinstance(_answer(a).response, dict)))
+def unknown_fields(a: Analysis) -> Iterator[Finding]:
+    extra = sorted(k for k in _answer(a).response if k not in DOCUMENTED_FIELDS)
+    if extra:
+        yield finding(a, "RSP-033", f"keys beyond the reference: {', '.join(extra[:8])}",
+                      "the response object's documented fields")
+
+
+@check("RSP-032", when=(chat_sse, complete, _repeatable))
+def parity(a: Analysis) -> Iterator[Finding]:
+    from conformance.checks.parity import differences, view
+
+    want = a.exchange.observations.unstreamed or {}
+    found = differences(want, view(a))
+    if found:
+        yield finding(a, "RSP-032", "; ".join(f"{what} {got}" for what, got, _ in found),
+                      "; ".join(f"{what} {wanted}" for what, _, wanted in found) + " (the same request unstreamed, "
+                      "twice the same)")
+
+
+NOT_FOUND = ("not found", "not_found", "does not exist", "no response", "unknown response", "could not find")
+
+
+def _continued_refused(a: Analysis) -> bool:
+    return _chained(a) and a.exchange.status is not None and a.exchange.status >= 400
+
+
+@check("RSP-031", when=(_continued_refused,))
+def stored_found(a: Analysis) -> Iterator[Finding]:
+    """The chain's continuation refused as not found, though the response it names was handed out and not marked
+    store: false: the server gave an id it cannot honour (a server that keeps no state says store: false, or refuses
+    previous_response_id as unsupported, and is reported unsupported)."""
+    from conformance.model.refusal import message_of_doc
+
+    chained = a.exchange.observations.chained
+    assert chained is not None
+    if chained.stored is False:
+        return
+    codes, message = message_of_doc(a.json_body)
+    said = f"{codes} {message}".lower()
+    if a.exchange.status == 404 or any(p in said for p in NOT_FOUND):
+        yield finding(a, "RSP-031", f"{a.exchange.status} to previous_response_id {short(chained.previous_id, 50)}, "
+                      f"an id the server handed out: {short(' '.join(message.split()), 120)}",
+                      "the stored response continued (or store: false in the response it handed out)")
 

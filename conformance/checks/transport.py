@@ -122,6 +122,21 @@ def empty_answer(a: Analysis) -> Iterator[Finding]:
                   offset=0)
 
 
+CUT_BY_SERVER = frozenset({"protocol error", "transport error"})  # the connection ended or broke mid-body
+
+
+@check("TRN-021", when=(lambda a: a.exchange.status is not None,))
+def whole_body(a: Analysis) -> Iterator[Finding]:
+    """A status came, then the server closed (or broke) the connection before the body's end: the client sees an
+    error where an answer was under way (a Messages stream cut mid-answer, a chat stream without [DONE] and with a
+    truncated chunk). The suite's own stops are other aborts (timeouts, caps, a disconnect it made)."""
+    obs = a.exchange.observations
+    if obs.aborted in CUT_BY_SERVER:
+        yield finding(a, "TRN-021", f"the connection ended after {len(a.exchange.body)} body bytes: {obs.aborted}"
+                      + (f" ({obs.error})" if obs.error else ""), "the whole body, then the end of the message",
+                      offset=len(a.exchange.body))
+
+
 @check("TRN-014", when=(lambda a: not a.exchange.observations.headers_unknown,))
 def answered(a: Analysis) -> Iterator[Finding]:
     obs = a.exchange.observations

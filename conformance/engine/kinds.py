@@ -397,10 +397,11 @@ class StopCompare(Compare):
     note = "the same request with its stop sequences: the answer is the first cut before them"
 
     def baseline(self, req: Request) -> dict[str, Any]:
-        return {k: v for k, v in (req.body or {}).items() if k != "stop"}
+        return {k: v for k, v in (req.body or {}).items() if k not in STOP_FIELDS}
 
 
 UNCAPPED = 4  # the comparison's cap, times the scenario's
+STOP_FIELDS = ("stop", "stop_sequences")  # OpenAI's APIs' and Anthropic's
 
 
 class CapCompare(Compare):
@@ -572,8 +573,10 @@ class Chain(Kind):
         usage = _json(stored).get("usage")
         tokens = usage.get("input_tokens") if isinstance(usage, dict) else None
         chained = run.send(replace(req, body={**body, "previous_response_id": previous}, intent=Intent.CHAINED))
+        store = _json(stored).get("store")
         chained = replace(chained, observations=chained.observations.with_(chained=seen.Chained(
-            previous, tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None)))
+            previous, tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None,
+            store if isinstance(store, bool) else None)))
         out = [chained, stored]
         unstored = run.send(replace(req, body={**(req.body or {}), "store": False},
                                     scenario=f"{req.scenario}/not-stored"))

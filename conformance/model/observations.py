@@ -50,6 +50,7 @@ class Chained:
 
     previous_id: str
     previous_input_tokens: int | None = None
+    stored: bool | None = None  # the stored response's own "store" (None: it did not say)
 
 
 @dataclass(frozen=True, slots=True)

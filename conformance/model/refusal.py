@@ -55,6 +55,11 @@ def message_of(body: bytes) -> tuple[str, str]:
         doc: Any = json.loads(text)
     except ValueError:
         return "", text.strip()
+    return message_of_doc(doc, text)
+
+
+def message_of_doc(doc: Any, text: str = "") -> tuple[str, str]:
+    """``message_of`` for a body already parsed (``text``: the body as text, for a shape with no message)."""
     if not isinstance(doc, dict):
         return "", text.strip()
     error = doc.get("error")

@@ -48,8 +48,9 @@ RULES: tuple[tuple[str, ...], ...] = (
     ("MSG-013", "must", "both", "Every content block has its type's shape (text, tool_use, thinking, redacted_thinking)",
      f"{MESSAGES}: content; {TOOLS}; {THINKING}"),
     ("MSG-014", "must", "non-stream",
-     "A non-stream answer is a message object: id, type message, role assistant, content, model, stop_reason, usage",
-     f"{MESSAGES}: the message object"),
+     "A non-stream answer is a message object with every key the reference documents: id, type message, role "
+     "assistant, content, model, stop_reason, stop_sequence (null unless a stop sequence ended it), usage",
+     f"{MESSAGES}: the message object (stop_sequence: string | null, present; anthropic-sdk-python types/message.py)"),
     ("MSG-015", "should", "both",
      "usage: input_tokens where the message starts, output_tokens cumulative (never decreasing)",
      f"{STREAMING}: message_delta (the token counts in usage are cumulative); {MESSAGES}: usage"),
@@ -88,4 +89,15 @@ RULES: tuple[tuple[str, ...], ...] = (
      f"{THINKING} (thinking content blocks)"),
     ("MSG-032", "advisory", "both", "A thinking block carries a signature (clients send it back with the block)",
      f"{THINKING}: signature_delta, preserving thinking blocks"),
+    ("MSG-033", "must", "both", "Tool-call markup stays out of the text blocks (<tool_call>, [TOOL_CALLS], …): a call "
+     "is a tool_use block", f"{TOOLS} (Claude's tool calls are tool_use content blocks)"),
+    ("MSG-034", "should", "both", "A final assistant turn (a prefill) is answered: the model continues it",
+     f"{MESSAGES} (messages: the last message may be an assistant turn, which the response continues); Anthropic "
+     "docs: Prefill Claude's response"),
+    ("MSG-035", "should", "both", "An answer that ends with end_turn holds its text (or a tool_use), not thinking "
+     "alone", f"{THINKING} (the response holds thinking blocks followed by the text blocks of the answer)"),
+    ("MSG-036", "must", "both", "A text cut at a stop sequence says so: stop_reason stop_sequence, not end_turn",
+     f"{MESSAGES} (stop_reason stop_sequence: one of the custom stop_sequences was generated)"),
+    ("MSG-037", "advisory", "both", "The message object carries no keys beyond the reference (a strict client or a "
+     "typed decoder rejects them)", f"{MESSAGES}: the message object"),
 )

@@ -79,8 +79,13 @@ def scenarios() -> list[Any]:
         s("messages-cap-json", "messages", lambda c: messages(c, LONG, stream=False, max_tokens=CAP,
                                                               intent=Intent.EXPECT_LENGTH),
           needs=needs, description="The same cut, non-stream."),
-        s("messages-stop-sequence", "messages", lambda c: messages(c, HELLO, stop_sequences=[" "]), needs=needs,
-          description="stop_sequences [' ']: the answer ends before the first space, stop_reason stop_sequence."),
+        s("messages-stop-sequence", "messages", lambda c: messages(c, HELLO, stop_sequences=[" "], **DETERMINISTIC),
+          needs=needs, kind="stop-compare",
+          description="stop_sequences [' ']: the answer ends before the first space, stop_reason stop_sequence (the "
+          "same request without stop_sequences, sent first, shows where the space comes)."),
+        s("messages-prefill", "messages", lambda c: messages(c, [*HELLO, {"role": "assistant", "content": "Hello"}],
+                                                             stream=False), needs=needs,
+          description="A final assistant turn (a prefill): answered, the model continuing it."),
         s("messages-tools-auto", "messages", lambda c: messages(c, ASK_WEATHER, tools=weather,
                                                                 tool_choice={"type": "auto"}, max_tokens=CALL),
           needs=needs, variant="Messages: tools"),
@@ -90,6 +95,10 @@ def scenarios() -> list[Any]:
         s("messages-tools-named", "messages", lambda c: messages(
             c, ASK_WEATHER, tools=both, tool_choice={"type": "tool", "name": "get_weather"}, max_tokens=CALL,
             temperature=0), needs=needs, description="tool_choice naming get_weather."),
+        s("messages-tools-named-other", "messages", lambda c: messages(
+            c, ASK_WEATHER, tools=both, tool_choice={"type": "tool", "name": "get_time"}, max_tokens=4 * CALL,
+            temperature=0), needs=needs, description="tool_choice naming get_time, the tool the question does not "
+          "call for: a server that ignores the name calls get_weather."),
         s("messages-tools-none", "messages", lambda c: messages(c, ASK_WEATHER, tools=weather,
                                                                 tool_choice={"type": "none"}, max_tokens=CALL),
           needs=needs, description="tool_choice none: text, no tool_use."),
@@ -116,6 +125,22 @@ def scenarios() -> list[Any]:
         s("messages-bad-role", "messages", lambda c: messages(c, [{"role": "robot", "content": "Hello."}],
                                                               intent=Intent.BAD_VALUE),
           needs=needs, kind="followup", description="A role that is neither user nor assistant: 400."),
+        # chat's error family, on the Messages route: each refused with a 4xx in Anthropic's error shape
+        s("messages-malformed-json", "messages", lambda c: Request(
+            path=PATH, content=b'{"model": "x", "max_tokens": 8, "messages": [', intent=Intent.MALFORMED_JSON,
+            headers={"Content-Type": "application/json"}), needs=needs, kind="followup",
+          description="A body that is not JSON: 400 invalid_request_error."),
+        s("messages-missing-messages", "messages", lambda c: Request(
+            path=PATH, body={"model": c.model, "max_tokens": ANSWER}, intent=Intent.MISSING_MESSAGES), needs=needs,
+          kind="followup", description="No messages: 400 invalid_request_error."),
+        s("messages-wrong-type", "messages", lambda c: messages(c, "Hello", intent=Intent.WRONG_TYPE), needs=needs,
+          kind="followup", description="messages as a string: 400 invalid_request_error."),
+        s("messages-max-tokens-zero", "messages", lambda c: messages(c, HELLO, max_tokens=0, intent=Intent.BAD_VALUE),
+          needs=needs, kind="followup", description="max_tokens 0 (at least 1): 400 invalid_request_error."),
+        s("messages-unknown-block", "messages", lambda c: messages(c, [
+            {"role": "user", "content": [{"type": "conformance_no_such_block", "text": "Hello."}]}],
+            intent=Intent.BAD_VALUE), needs=needs, kind="followup",
+          description="A content block of a type that does not exist: 400 invalid_request_error."),
         s("messages-parity", "messages", lambda c: messages(c, HELLO, **DETERMINISTIC), kind="parity",
           only_for=PARITY, needs=needs, description="The same request unstreamed twice, then streamed: the same "
           "message."),

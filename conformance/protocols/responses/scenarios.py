@@ -73,6 +73,10 @@ def scenarios() -> list[Any]:
         s("responses-tools-named", "responses", lambda c: responses(
             c, ASK_WEATHER, tools=both, tool_choice={"type": "function", "name": "get_weather"},
             max_output_tokens=CALL, temperature=0), needs=needs, description="tool_choice naming get_weather."),
+        s("responses-tools-named-other", "responses", lambda c: responses(
+            c, ASK_WEATHER, tools=both, tool_choice={"type": "function", "name": "get_time"},
+            max_output_tokens=4 * CALL, temperature=0), needs=needs, description="tool_choice naming get_time, the tool "
+          "the question does not call for: a server that ignores the name calls get_weather."),
         s("responses-tools-none", "responses", lambda c: responses(c, ASK_WEATHER, tools=weather, tool_choice="none",
                                                                    max_output_tokens=CALL),
           needs=needs, description="tool_choice none: text, no call."),
@@ -100,6 +104,10 @@ def scenarios() -> list[Any]:
           kind="chain", needs=needs, description="A stored response, then previous_response_id continuing it "
           "(streamed); the id of a store: false response and an unknown id, each refused with a 4xx.",
           variant="Responses: previous_response_id"),
+        s("responses-parity", "responses", lambda c: responses(c, HELLO, temperature=0, max_output_tokens=ANSWER),
+          kind="parity",
+          only_for=("RSP-032",), needs=needs, description="The same request unstreamed twice, then streamed: the "
+          "same response."),
         s("responses-disconnect", "responses", lambda c: responses(c, LONG, max_output_tokens=3000), kind="disconnect",
           needs=needs, description="Disconnect after the first output event of a long generation; the work must stop."),
     ]
