@@ -88,7 +88,8 @@ def test_a_request_meant_to_be_refused_is_judged_as_it_is() -> None:
 
 
 def test_a_prompt_beyond_the_stated_context_is_not_sent(tmp_path: Path) -> None:
-    """vLLM lists max_model_len: a scenario with more words than that many tokens is not sent, and says why."""
+    """vLLM lists max_model_len: a scenario whose prompt (its messages, system, input) has more words than that many
+    tokens is not sent, and says why; a shorter one (stream-plain, 7 words) is sent."""
     import socket
     import subprocess
     import sys
@@ -99,7 +100,7 @@ def test_a_prompt_beyond_the_stated_context_is_not_sent(tmp_path: Path) -> None:
         if req.path.endswith("/v1/models"):
             send(conn, 200, {"Content-Type": "application/json"}, json.dumps(
                 {"object": "list", "data": [{"id": "m", "object": "model", "created": 1, "owned_by": "vllm",
-                                             "max_model_len": 24}]}).encode())
+                                             "max_model_len": 12}]}).encode())
             return
         answer(conn, req)
 
@@ -110,7 +111,7 @@ def test_a_prompt_beyond_the_stated_context_is_not_sent(tmp_path: Path) -> None:
     assert "Traceback" not in run.stderr, run.stderr
     doc = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     why = {s["name"]: s.get("not_sent") for s in doc["scenarios"]}
-    assert "beyond the server's context" in str(why["agent-openai-agents-1-first"]) and "24" in why["agent-openai-agents-1-first"]
+    assert "beyond the server's context" in str(why["agent-openai-agents-1-first"]) and "12" in why["agent-openai-agents-1-first"]
     assert why["stream-plain"] is None
     assert not [r for r in server.requests if b"tools" in r.body]
     assert "whose prompt is beyond the context the server states" in run.stdout

@@ -47,8 +47,8 @@ def bound(*scenarios: str, workers: int = 4) -> float:
 
 
 SUBSET = ("stream-plain", "non-stream", "error-malformed-json")
-CASES = [  # server, scenarios (none: all), rules that must fail
-    ("endless", (), {"TRN-011"}),
+CASES = [  # server, scenarios (none: all), rules that must fail ("a|b": either, whichever limit the machine's pace hits first)
+    ("endless", (), {"TRN-011|TRN-010"}),  # cut at the byte cap, or by time on a loaded machine (CI, a busy runner)
     ("giant-line", (), {"TRN-011"}),
     ("slowloris", SUBSET, {"TRN-010", "TRN-014"}),
     ("reset", SUBSET, {"TRN-014"}),
@@ -73,7 +73,8 @@ def test_hostile_server_gets_a_finding_within_the_bound(name: str, scenarios: tu
         proc, seconds = run(server, tmp_path, *[a for s in scenarios for a in ("--scenario", s)])
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr[-2000:]
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert expected <= failed_rules(tmp_path), (failed_rules(tmp_path), proc.stdout[-1500:])
+    failed = failed_rules(tmp_path)
+    assert all(set(e.split("|")) & failed for e in expected), (failed, proc.stdout[-1500:])
     assert seconds < bound(*scenarios), (seconds, bound(*scenarios))
 
 
