@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 
 from conformance.exchange import gc_paused
-from conformance.protocols.chat import decode_and_assemble
+from conformance.protocols.chat.assembler import decode_and_assemble
 from conformance.wire.sse import SSEDecoder
 
 TOKENS = [" the", " quick", " brown", " fox", " jumps", " café", " ☕", " über", " 東京", ",", "."]

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from conformance.engine import execute
+from conformance.engine.run import execute
 from conformance.engine.servers import mlx_lm_server, reference
 from conformance.results import RunResult
 from conformance.settings import build_settings

@@ -19,8 +19,8 @@ import json
 import time
 from dataclasses import dataclass
 
-from conformance.engine import execute
 from conformance.engine.client import Limits, Request, record
+from conformance.engine.run import execute
 from conformance.engine.servers import reference
 from conformance.scenarios import CAPABILITIES
 from conformance.settings import build_settings

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from conformance.engine import execute
+from conformance.engine.run import execute
 from conformance.engine.servers import reference
 from conformance.scenarios import CAPABILITIES
 from conformance.settings import build_settings

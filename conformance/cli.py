@@ -10,13 +10,13 @@ import json
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from conformance import __version__, protocols
-from conformance.capabilities import CAPABILITIES
+from conformance import __version__
 from conformance.errors import EXIT_CODES_HELP, ConformanceError, ExitCode
 from conformance.protocols import REGISTRY
 from conformance.wire.untrusted import json_text, one_line, printable
@@ -24,13 +24,14 @@ from conformance.wire.untrusted import json_text, one_line, printable
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_INTERNAL = (int(c) for c in ExitCode)
 
 
-def _version_message() -> str:
+def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """--version: the version, the rule set and its size (the rulebook is read only when asked)."""
+    if not value or ctx.resilient_parsing:
+        return
     from conformance.rules import RULES, RULESET_VERSION
 
-    return f"%(prog)s %(version)s (rule set {RULESET_VERSION}, {len(RULES)} rules)"
-
-
-VERSION_MESSAGE = _version_message()
+    click.echo(f"conformance {__version__} (rule set {RULESET_VERSION}, {len(RULES)} rules)")
+    ctx.exit()
 
 
 class _Checked(click.ParamType):  # type: ignore[type-arg]
@@ -76,10 +77,43 @@ class UsageFailure(click.ClickException):
         click.echo(f"conformance: {one_line(self.format_message())}", err=True)
 
 
-def _profiles() -> list[str]:
-    from conformance.settings import profile_names
+class LateHelp(click.Option):
+    """An option whose help names what a registry holds (the capabilities, the protocols' summaries), read when help
+    is shown: start-up (`--version`, `inspect`) does not import every protocol package to spell a help text."""
 
-    return list(profile_names())
+    def __init__(self, *args: Any, late_help: Callable[[], str], **kwargs: Any) -> None:
+        self._late_help: Callable[[], str] | None = late_help
+        self._help: str | None = None
+        super().__init__(*args, **kwargs)
+
+    @property
+    def help(self) -> str | None:
+        if self._help is None and self._late_help is not None:
+            self._help, self._late_help = self._late_help(), None
+        return self._help
+
+    @help.setter
+    def help(self, value: str | None) -> None:
+        self._help = value
+
+
+def _expect_help() -> str:
+    from conformance.capabilities import CAPABILITIES
+
+    return "Capabilities the server must have, comma-separated: " + ", ".join(CAPABILITIES) + "."
+
+
+def _protocol_help() -> str:
+    from conformance import protocols
+
+    return ("; ".join(f"{p.name}: {p.summary}" for p in protocols.load().values())
+            + " (sse and ndjson: the former names of chat and ollama).")
+
+
+def _profiles() -> list[str]:
+    from conformance.model.profiles import PROFILES
+
+    return list(PROFILES)
 
 
 PROFILES = _profiles()
@@ -89,9 +123,11 @@ RUN_ENV = "Every option but -H is also read from CONFORMANCE_<OPTION> (e.g. CONF
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=f"{EXIT_CODES_HELP}\n\n{RUN_ENV}")
-@click.version_option(__version__, prog_name="conformance", message=VERSION_MESSAGE)
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
+              help="Show the version, the rule set and its size, and exit.")
 def cli() -> None:
-    """Conformance suite and protocol fuzzer for OpenAI-compatible Chat Completions servers."""
+    """Conformance suite and protocol fuzzer for OpenAI-compatible and agent-facing LLM servers: Chat Completions,
+    Ollama, the Responses API, Anthropic Messages and Completions."""
 
 
 @cli.command()
@@ -142,8 +178,7 @@ def inspect(stream: Path, request: Path | None, headers: Path | None, path: str 
 @click.option("--model", envvar="CONFORMANCE_MODEL", help="Model id (default: the first chat model GET /v1/models lists).")
 @click.option("--api-key", envvar=["CONFORMANCE_API_KEY", "OPENAI_API_KEY"],
               help="The API key (a bearer token; x-api-key on the Messages API); never written to reports or printed.")
-@click.option("--expect", "expect", envvar="CONFORMANCE_EXPECT",
-              help="Capabilities the server must have, comma-separated: " + ", ".join(CAPABILITIES) + ".")
+@click.option("--expect", "expect", envvar="CONFORMANCE_EXPECT", cls=LateHelp, late_help=_expect_help)
 @click.option("--category", "categories", multiple=True, envvar="CONFORMANCE_CATEGORY",
               help="Only the rules of this category, and only the scenarios they need (repeatable).")
 @click.option("--protocol", "protocol_names", multiple=True, envvar="CONFORMANCE_PROTOCOL",
@@ -285,7 +320,7 @@ def _client_lines(verdicts: list[Any]) -> list[str]:
 
 
 def _engine_run(settings: Any) -> Any:
-    from conformance.engine import run as engine_run
+    from conformance.engine.run import run as engine_run
 
     return engine_run(settings)
 
@@ -407,7 +442,7 @@ def _crashed(exc: Exception, report_dir: Path | None, scrub: Any) -> None:
 def rejudge(report_dir: Path, out: Path | None, profile: str | None, strict: bool | None, baseline: str | None,
             verbose: bool) -> None:
     """Judge a run again offline, from the wire log in REPORT_DIR/wire: the same reports, the verdicts of now."""
-    from conformance.engine import rejudge as engine_rejudge
+    from conformance.engine.run import rejudge as engine_rejudge
     from conformance.settings import Settings, build_settings, check_writable
 
     changes: dict[str, Any] = {}
@@ -575,9 +610,7 @@ def _replay_fixtures(pattern: str, protocol: str = "chat") -> list[Any]:
 
 
 PROTOCOL = click.option("--protocol", type=click.Choice([*REGISTRY, *PROTOCOL_ALIASES]),
-                        default="chat", show_default=True,
-                        help="; ".join(f"{p.name}: {p.summary}" for p in protocols.load().values())
-                        + " (sse and ndjson: the former names of chat and ollama).")
+                        default="chat", show_default=True, cls=LateHelp, late_help=_protocol_help)
 
 
 CHUNKING = click.Choice(["whole", "bytes", "random", "adversarial"])

@@ -353,7 +353,7 @@ def sample_run(name: str | None, root: Path = ROOT, head: int = 6, tail: int = 3
     bytes) judged again by today's rules when the site is built, so the sample cannot go stale (abridged: the first
     and last progress lines, the first failing rules, the summary)."""
     from conformance.engine import events as ev
-    from conformance.engine import rejudge
+    from conformance.engine.run import rejudge
     from conformance.report.terminal import failure_lines, summary_lines
 
     folder = root / "reports" / (name or "mlx-lm-server")

@@ -21,7 +21,8 @@ from conformance.model import Intent
 from conformance.model.observations import Observations
 from conformance.model.profiles import ALLOWANCES, PROFILES, Profile
 from conformance.protocols import MAX_JUDGED_BYTES, Protocol, decode_ndjson_capped, endpoint_of, protocol_for
-from conformance.protocols.chat import Assembled, Payload, loads_strict
+from conformance.protocols.chat.assembler import Assembled
+from conformance.protocols.chat.payloads import Payload, loads_strict
 from conformance.wire.body import HOLD_BYTES, Body, SpooledBody, slices, whole
 from conformance.wire.errors import WireError
 from conformance.wire.ndjson import MISSING, NDJSONDecoder, NDJSONLine
@@ -258,7 +259,7 @@ def _analyze(exchange: Exchange, prof: Profile, cuts: list[int] | None) -> Analy
 def assembled_json(a: Analysis) -> dict[str, Any]:
     """What the protocol assembled, as JSON (chat's message, Ollama's frames, a Responses answer)."""
     if a.answer is None and a.format == "ndjson":  # NDJSON off Ollama's routes: its frames, as Ollama's
-        from conformance.protocols.ollama import assemble_frames
+        from conformance.protocols.ollama.assembler import assemble_frames
 
         return assemble_frames(line.value for line in a.lines)
     answer: Any = a.answer if a.answer is not None else a.assembled

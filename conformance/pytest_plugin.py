@@ -254,7 +254,7 @@ class ConformanceState:
         import contextlib
 
         from conformance.engine import events as ev
-        from conformance.engine import run as engine_run
+        from conformance.engine.run import run as engine_run
 
         writer = self.config.get_terminal_writer()
         progress = _Progress(writer, self.config.option.verbose > 0, self.scrub)

@@ -14,7 +14,8 @@ from conformance.checks.parity import differences, view
 from conformance.checks.registry import Finding, check, finding, short
 from conformance.exchange import Analysis
 from conformance.model import Intent
-from conformance.protocols.completions import OBJECT, Answer
+from conformance.protocols.completions.assembler import Answer
+from conformance.protocols.completions.payloads import OBJECT
 
 ORDER_RULES = ("CMP-002", "CMP-003", "CMP-004", "CMP-006", "CMP-007")
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")

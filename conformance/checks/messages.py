@@ -15,8 +15,7 @@ from conformance.checks.registry import Finding, check, finding, short
 from conformance.exchange import Analysis
 from conformance.model import BAD_INPUT, Intent
 from conformance.protocols.chat.payloads import THINK_CLOSE, THINK_OPEN
-from conformance.protocols.messages import Answer
-from conformance.protocols.messages.assembler import block_problem
+from conformance.protocols.messages.assembler import Answer, block_problem
 from conformance.protocols.messages.payloads import ERROR_STATUS, MESSAGE_START
 
 ORDER_RULES = ("MSG-001", "MSG-002", "MSG-003", "MSG-004", "MSG-007", "MSG-008", "MSG-009", "MSG-010", "MSG-011",

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from conformance.checks.conditions import chat_answer, chat_sse
 from conformance.checks.registry import Finding, check, finding
 from conformance.exchange import Analysis
-from conformance.protocols.chat import THINK_CLOSE, THINK_OPEN
+from conformance.protocols.chat.payloads import THINK_CLOSE, THINK_OPEN
 
 
 @check("RSN-001", "RSN-002", "RSN-003", "RSN-004", when=(chat_answer,))

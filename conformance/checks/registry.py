@@ -18,7 +18,7 @@ from conformance.wire.body import Body
 __all__ = [  # (what the package conformance.checks re-exports)
     "CHECKS",
     "ANSWERLESS_RULES", "Check", "CheckFunc", "EXCERPT_BYTES", "Finding", "Predicate", "Verdict", "check",
-    "evaluate", "excerpt", "finding", "findings_of", "judged", "short", "validate_json", "_load",
+    "evaluate", "excerpt", "finding", "findings_of", "judged", "short", "schema_problem", "_load",
 ]
 
 EXCERPT_BYTES = 160
@@ -107,9 +107,11 @@ def finding(a: Analysis, rule_id: str, received: str, expected: str, *,
 _VALIDATORS: dict[str, Any] = {}
 
 
-def validate_json(value: Any, schema: dict[str, Any]) -> None:
-    """``jsonschema.validate(value, schema)``, with the schema checked and its validator built once per schema (the
-    same few schemas judge every answer of a run): raises ``jsonschema.ValidationError`` or ``SchemaError`` alike."""
+def schema_problem(value: Any, schema: dict[str, Any]) -> str | None:
+    """What is wrong with ``value`` against ``schema`` (jsonschema's best match), None when it matches or when the
+    schema itself is not valid (the request's schema, not the answer, is at fault then). The validator is built once
+    per schema (the same few schemas judge every answer of a run), and jsonschema is imported on the first call (a
+    judge that meets no schema starts without it)."""
     import json
 
     import jsonschema
@@ -117,9 +119,8 @@ def validate_json(value: Any, schema: dict[str, Any]) -> None:
     try:
         key = json.dumps(schema, sort_keys=True)
     except (TypeError, ValueError):
-        jsonschema.validate(value, schema)
-        return
-    known = _VALIDATORS.get(key)
+        key = None
+    known = _VALIDATORS.get(key) if key is not None else None
     if known is None:
         cls = jsonschema.validators.validator_for(schema)
         try:
@@ -127,13 +128,12 @@ def validate_json(value: Any, schema: dict[str, Any]) -> None:
             known = cls(schema)
         except jsonschema.SchemaError as exc:
             known = exc
-        if len(_VALIDATORS) < 512:
+        if key is not None and len(_VALIDATORS) < 512:
             _VALIDATORS[key] = known
     if isinstance(known, jsonschema.SchemaError):
-        raise known
+        return None
     error = jsonschema.exceptions.best_match(known.iter_errors(value))
-    if error is not None:
-        raise error
+    return None if error is None else str(error.message)
 
 
 def short(value: Any, limit: int = 80) -> str:

@@ -9,14 +9,12 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import jsonschema
-
 from conformance.checks.conditions import chat_answer, chat_json, chat_sse, complete
-from conformance.checks.registry import Finding, check, finding, short, validate_json
+from conformance.checks.registry import Finding, check, finding, schema_problem, short
 from conformance.exchange import Analysis
 from conformance.model import Intent
 from conformance.protocols.chat.payloads import THINK_CLOSE, THINK_OPEN
-from conformance.protocols.responses import Answer
+from conformance.protocols.responses.assembler import Answer
 from conformance.protocols.responses.payloads import CREATED, FAILED, QUEUED
 
 ORDER_RULES = ("RSP-001", "RSP-002", "RSP-003", "RSP-004", "RSP-006", "RSP-007", "RSP-008", "RSP-009", "RSP-010",
@@ -205,12 +203,9 @@ def structured(a: Analysis) -> Iterator[Finding]:
         return
     schema = (_format(a) or {}).get("schema")
     if isinstance(schema, dict):
-        try:
-            validate_json(value, schema)
-        except jsonschema.ValidationError as exc:
-            yield finding(a, "RSP-018", f"{short(value)}: {exc.message}", "output that matches the schema")
-        except jsonschema.SchemaError:
-            pass
+        problem = schema_problem(value, schema)
+        if problem is not None:
+            yield finding(a, "RSP-018", f"{short(value)}: {problem}", "output that matches the schema")
 
 
 @check("RSP-019", when=(chat_sse, lambda a: bool(_answer(a).errors), complete))

@@ -6,10 +6,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import jsonschema
-
 from conformance.checks.conditions import response_format, structured
-from conformance.checks.registry import Finding, check, finding, short, validate_json
+from conformance.checks.registry import Finding, check, finding, schema_problem, short
 from conformance.exchange import Analysis
 
 
@@ -60,10 +58,7 @@ def structured_content(a: Analysis) -> Iterator[Finding]:
             schema, strict = _schema(a)
             strict = strict and _bound(a)
             if isinstance(schema, dict):
-                try:
-                    validate_json(value, schema)
-                except jsonschema.ValidationError as exc:
-                    yield finding(a, "STR-003" if strict else "STR-004", f"{short(value)}: {exc.message}",
+                problem = schema_problem(value, schema)
+                if problem is not None:
+                    yield finding(a, "STR-003" if strict else "STR-004", f"{short(value)}: {problem}",
                                   "content that matches the schema")
-                except jsonschema.SchemaError:
-                    pass

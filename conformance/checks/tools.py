@@ -6,12 +6,10 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import jsonschema
-
 from conformance.checks.conditions import chat_answer, chat_sse, offered_tools, tool_calls
-from conformance.checks.registry import Finding, check, finding, short, validate_json
+from conformance.checks.registry import Finding, check, finding, schema_problem, short
 from conformance.exchange import Analysis
-from conformance.protocols.chat import ToolCall
+from conformance.protocols.chat.assembler import ToolCall
 
 MARKUP = ("<tool_call>", "</tool_call>", "<|python_tag|>", "[TOOL_CALLS]", "<function=",
           "<｜tool▁calls▁begin｜>", "<|tool_call_begin|>", "<tool_calls>")
@@ -126,13 +124,10 @@ def arguments(a: Analysis) -> Iterator[Finding]:
             continue
         schema = _schema_for(a, call.name)
         if isinstance(schema, dict):
-            try:
-                validate_json(parsed, schema)
-            except jsonschema.ValidationError as exc:
-                yield finding(a, "TOOL-009", f"call {call.index} arguments {short(parsed)}: {exc.message}",
+            problem = schema_problem(parsed, schema)
+            if problem is not None:
+                yield finding(a, "TOOL-009", f"call {call.index} arguments {short(parsed)}: {problem}",
                               "arguments valid for the tool's parameters")
-            except jsonschema.SchemaError:
-                pass
 
 
 @check("TOOL-010", when=(chat_answer,))

@@ -15,7 +15,7 @@ from conformance.checks.conditions import (
 )
 from conformance.checks.registry import Finding, check, finding, short
 from conformance.exchange import Analysis
-from conformance.protocols.chat import Payload
+from conformance.protocols.chat.payloads import Payload
 
 
 def _first_usage(a: Analysis) -> Payload | None:

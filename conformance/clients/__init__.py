@@ -432,7 +432,8 @@ def _recovered_terminal(fx: Any, got: dict[str, Any] | None, found: list[str]) -
     content and tool calls, held to that object, are then recovered, not lost."""
     from conformance.exchange import analyze
     from conformance.fuzz.client_fuzz import compare
-    from conformance.protocols.responses import Answer, client_view, from_response
+    from conformance.protocols.responses.assembler import Answer, from_response
+    from conformance.protocols.responses.protocol import client_view
 
     if got is None or not any(p.startswith(("content:", "tool_calls:")) for p in found):
         return found

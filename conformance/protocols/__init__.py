@@ -143,7 +143,7 @@ def load() -> dict[str, Protocol]:
     """Every registered protocol, by name (imported on first use: the packages import the wire layer only)."""
     if not _LOADED:
         for name in REGISTRY:
-            module = importlib.import_module(f"conformance.protocols.{name}")
+            module = importlib.import_module(f"conformance.protocols.{name}.protocol")
             _LOADED[name] = module.PROTOCOL
     return _LOADED
 

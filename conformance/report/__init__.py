@@ -2,28 +2,35 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from conformance.engine.run import REPORT_FILES as REPORT_FILES
-from conformance.engine.run import RUN_FOLDERS as RUN_FOLDERS
-from conformance.engine.run import clear_reports as clear_reports
-from conformance.report.badge import render_badge
-from conformance.report.html import render_html
-from conformance.report.junit import render_junit
-from conformance.report.markdown import render_markdown
-from conformance.results import RunResult
-from conformance.secrets import Scrubber
 from conformance.wire.untrusted import json_text, printable
+
+if TYPE_CHECKING:
+    from conformance.results import RunResult
+    from conformance.secrets import Scrubber
 
 
 def render_json(result: RunResult) -> str:
     return json_text(result.to_json(), indent=2) + "\n"
 
 
-RENDERERS: dict[str, tuple[str, Callable[[RunResult], str]]] = {
-    "json": ("results.json", render_json), "junit": ("junit.xml", render_junit), "md": ("report.md", render_markdown),
-    "html": ("report.html", render_html)}
+# format: (file name, module, renderer), imported when a run writes that format (a command that renders nothing,
+# `inspect` printing to the terminal, starts without Jinja's templates or the report builders)
+RENDERERS: dict[str, tuple[str, str, str]] = {
+    "json": ("results.json", __name__, "render_json"), "junit": ("junit.xml", "conformance.report.junit", "render_junit"),
+    "md": ("report.md", "conformance.report.markdown", "render_markdown"),
+    "html": ("report.html", "conformance.report.html", "render_html")}
+
+
+def renderer(fmt: str) -> Callable[[RunResult], str]:
+    """The function that renders one report format."""
+    _, module, name = RENDERERS[fmt]
+    render: Callable[[RunResult], str] = getattr(importlib.import_module(module), name)
+    return render
 
 
 def write_all(result: RunResult, out: Path, scrub: Scrubber | None = None, formats: Iterable[str] | None = None,
@@ -34,10 +41,10 @@ def write_all(result: RunResult, out: Path, scrub: Scrubber | None = None, forma
     chosen = set(formats or RENDERERS)
     where = dict(paths)
     written = []
-    for fmt, (name, render) in RENDERERS.items():
+    for fmt, (name, _, _) in RENDERERS.items():
         if fmt not in chosen and fmt not in where:
             continue
-        text = render(result)
+        text = renderer(fmt)(result)
         # server text is in every report: JSON carries it as escapes, the others show controls and invalid Unicode
         # as visible escapes (the renderers escape for their own syntax: HTML, Markdown's tables and code, XML)
         text = text if fmt == "json" else printable(text)
@@ -45,6 +52,8 @@ def write_all(result: RunResult, out: Path, scrub: Scrubber | None = None, forma
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(scrub.text(text) if scrub else text, encoding="utf-8")
         written.append(path)
+    from conformance.report.badge import render_badge
+
     badge = out / "badge.svg"
     badge.write_text(scrub.text(render_badge(result)) if scrub else render_badge(result), encoding="utf-8")
     written.append(badge)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from conformance.wire.untrusted import json_text, printable
@@ -116,8 +115,8 @@ class LiveProgress:
         self.verbose = verbose
         self.scrub = scrub
         self.total = 0
-        self.bar: Progress | None = None  # on a terminal: a progress bar under the lines (rich), gone at the end
-        self.task: TaskID | None = None
+        self.bar: Any = None  # on a terminal: a progress bar under the lines (rich.progress), gone at the end
+        self.task: Any = None
 
     def close(self) -> None:
         """Take the progress bar down (the run ended, or failed)."""
@@ -144,6 +143,8 @@ class LiveProgress:
             self.line(f"chat-conformance: {event.base_url}{origin}, model {event.model}, profile {event.profile}, "
                       f"{self.total} scenarios{bound}", "bold")
             if getattr(self.console, "is_terminal", False) and self.bar is None and not _no_color():
+                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
                 self.bar = Progress(TextColumn("scenarios"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                                     console=self.console, transient=True)
                 self.task = self.bar.add_task("scenarios", total=self.total)

@@ -11,8 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from conformance.engine import execute
-from conformance.engine.run import REFERENCE_CAPABILITIES
+from conformance.engine.run import REFERENCE_CAPABILITIES, execute
 from conformance.engine.servers import ServerFailed, reference
 from conformance.errors import ConformanceError
 from conformance.model.limits import Limits

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from conformance import exchange as exchange_module
-from conformance.engine import execute
+from conformance.engine.run import execute
 from conformance.engine.servers import ServerProcess
 from conformance.settings import build_settings
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conformance.engine import execute
+from conformance.engine.run import execute
 from conformance.engine.runner import Runner
 from conformance.engine.servers import ServerProcess
 from conformance.settings import build_settings

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conformance.engine import execute
+from conformance.engine.run import execute
 from conformance.engine.servers import ServerProcess, reference
 from conformance.settings import build_settings, queue_wait
 

@@ -56,7 +56,7 @@ def test_discovery_passes_over_embedding_models() -> None:
 
 
 def _verdicts(base_url: str, profile: str, scenarios: str) -> dict[str, set[str]]:
-    from conformance.engine import execute
+    from conformance.engine.run import execute
 
     result = execute(build_settings(base_url=base_url, profile=profile, scenarios=scenarios, timeout=30))
     out: dict[str, set[str]] = {}
@@ -84,7 +84,7 @@ def test_scenarios_for_a_dialect_run_only_under_its_profile() -> None:
 
 
 def test_each_feature_variant_is_reported_supported_unsupported_or_failed() -> None:
-    from conformance.engine import execute
+    from conformance.engine.run import execute
     from conformance.engine.servers import reference
 
     chosen = "tools-auto,tools-required,tools-named,tools-none,tools-parallel-false,json-object,prompt-reuse," \

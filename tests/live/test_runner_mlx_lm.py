@@ -9,8 +9,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conformance.engine import execute
 from conformance.engine.client import Limits
+from conformance.engine.run import execute
 from conformance.engine.servers import ServerProcess
 from conformance.report import write_all
 from conformance.results import RunResult, schema

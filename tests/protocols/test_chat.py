@@ -6,8 +6,16 @@ import json
 
 import pytest
 
-from conformance.protocols.chat import Assembler, ThinkSplitter, assemble_body, assemble_events, classify
-from conformance.protocols.chat.assembler import COMPACT_AT, FOLD_AT, Choice
+from conformance.protocols.chat.assembler import (
+    COMPACT_AT,
+    FOLD_AT,
+    Assembler,
+    Choice,
+    ThinkSplitter,
+    assemble_body,
+    assemble_events,
+)
+from conformance.protocols.chat.payloads import classify
 from conformance.wire.sse import decode_sse
 
 

@@ -12,7 +12,9 @@ from conformance.engine.inspect import assembled_json
 from conformance.exchange import Exchange, analyze
 from conformance.fixtures import FIXTURES_DIR, load, load_all
 from conformance.protocols import by_name, endpoint_of, guess_path, protocol_for
-from conformance.protocols.completions import Assembler, classify, client_view, logprobs_problem
+from conformance.protocols.completions.assembler import Assembler, logprobs_problem
+from conformance.protocols.completions.payloads import classify
+from conformance.protocols.completions.protocol import client_view
 from conformance.rules import RULES
 from conformance.wire.sse import SSEDecoder
 

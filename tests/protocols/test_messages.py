@@ -13,7 +13,8 @@ from conformance.engine.inspect import assembled_json
 from conformance.exchange import Exchange, analyze
 from conformance.fixtures import FIXTURES_DIR, load, load_all
 from conformance.protocols import by_name, endpoint_of, guess_path, protocol_for
-from conformance.protocols.messages import Assembler, classify
+from conformance.protocols.messages.assembler import Assembler
+from conformance.protocols.messages.payloads import classify
 from conformance.rules import RULES
 from conformance.wire.sse import SSEDecoder
 

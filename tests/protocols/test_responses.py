@@ -14,7 +14,8 @@ from conformance.checks import evaluate
 from conformance.exchange import Exchange, analyze
 from conformance.fixtures import FIXTURES_DIR, load, load_all
 from conformance.protocols import by_name, endpoint_of, protocol_for
-from conformance.protocols.responses import Assembler, classify
+from conformance.protocols.responses.assembler import Assembler
+from conformance.protocols.responses.payloads import classify
 from conformance.rules import RULES
 from conformance.wire.sse import SSEDecoder
 

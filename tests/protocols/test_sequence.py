@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from conformance.protocols.chat import assemble_events, sequence
+from conformance.protocols.chat import sequence
+from conformance.protocols.chat.assembler import assemble_events
 from conformance.wire.sse import decode_sse
 
 

@@ -384,7 +384,7 @@ OLLAMA_FRAMES = st.sampled_from([
 
 
 def ollama_judged(body: bytes, path: str, collapse: bool, step: int | None) -> tuple[Any, ...]:
-    import conformance.protocols.ollama as ollama_module
+    import conformance.protocols.ollama.protocol as ollama_module
     import conformance.wire.ndjson as ndjson_module
 
     original, runs = ollama_module.quiet, ndjson_module.RUN_MIN

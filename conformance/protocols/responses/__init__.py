@@ -3,75 +3,7 @@
 Sources: OpenAI API reference, "Responses" and "Responses streaming events"; the Open Responses
 specification (openresponses.org). The order of the events is three transition tables in
 ``assembler``; the rules that read them are in ``conformance.checks.responses``.
-"""
 
-from __future__ import annotations
-
-import json
-from collections.abc import Iterable
-from typing import Any
-
-from conformance.protocols import Protocol
-from conformance.protocols.event_watch import EventWatch
-from conformance.protocols.responses.assembler import Answer, Assembler, Item, Violation, decode_and_assemble, from_response
-from conformance.protocols.responses.payloads import DONE, Event, answers, classify
-from conformance.wire.body import whole
-
-NAME = "responses"
-
-
-def analyze(a: Any, pieces: Iterable[bytes]) -> None:
-    if a.format == "sse":
-        a.watch = EventWatch()
-        a.events, a.stats, a.payloads, asm = decode_and_assemble(pieces, watch=a.watch)  # judged whole, none kept
-        if a.stats.total_bytes < len(a.exchange.body):
-            a.judged_bytes = a.stats.total_bytes
-        a.answer = asm.close()
-    elif a.format == "json":
-        a.json_body = json.loads(whole(a.exchange.body).decode("utf-8"))
-        a.answer = from_response(a.json_body)
-
-
-def finished(a: Any) -> bool:
-    answer = a.answer
-    return isinstance(answer, Answer) and (answer.terminal is not None or bool(answer.errors))
-
-
-def tokens_used(a: Any) -> tuple[int, int]:
-    answer = a.answer if isinstance(a.answer, Answer) else Answer()
-    usage = answer.usage
-    if isinstance(usage, dict) and isinstance(usage.get("output_tokens"), int):
-        return usage["output_tokens"], 0
-    return answer.deltas, 1
-
-
-def client_view(a: Any) -> dict[str, Any]:
-    """What a correct Responses client makes of an answer: the text, reasoning and calls of the output items,
-    the status as its finish, usage in chat's names, and complete when a completed or incomplete response ended it."""
-    answer = a.answer if isinstance(a.answer, Answer) else Answer()
-    usage = answer.usage if isinstance(answer.usage, dict) else None
-    return {"content": answer.text, "reasoning": answer.reasoning, "refusal": None,
-            "tool_calls": [{"id": c.call_id, "name": c.name, "arguments": c.arguments} for c in answer.calls],
-            "finish_reason": answer.status, "error": answer.error,
-            "usage": None if usage is None else {"prompt_tokens": usage.get("input_tokens"),
-                                                 "completion_tokens": usage.get("output_tokens"),
-                                                 "total_tokens": usage.get("total_tokens")},
-            "complete": answer.status in ("completed", "incomplete") and not answer.errors and a.wire_error is None}
-
-
-def sniff(head: bytes) -> bool:
-    """A Responses event stream (``"type": "response.``) or a response object (``"object": "response"``)."""
-    compact = head.replace(b" ", b"")
-    return b'"type":"response.' in compact or b'"object":"response"' in compact
-
-
-PROTOCOL = Protocol(
-    name=NAME, summary="the OpenAI Responses API's events on /v1/responses",
-    routes=(("/responses", "responses"),), framing="sse", streams_by_default=False,
-    analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers,
-    sniff=sniff, path="/v1/responses", client_view=client_view, cap_field="max_output_tokens",
-    probe="responses-stream",
-)
-
-__all__ = ["DONE", "NAME", "PROTOCOL", "Answer", "Assembler", "Event", "Item", "Violation", "answers", "classify",
-           "from_response"]
+The package imports nothing itself: ``protocol.py`` holds its ``PROTOCOL`` (the registry imports it when a
+run needs the protocol); its data modules (``capabilities``, ``rules``, ``scenarios``) import without the
+decoders."""
