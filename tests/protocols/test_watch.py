@@ -102,7 +102,19 @@ PIECE = st.one_of(st.sampled_from(["", " ", "  ", "\t", "a", "ab", "<think>", "<
                                    "é", "\\", '"', "\n", "\u2028", "{}"]),
                   st.text(max_size=6))
 VARIANT = st.sampled_from(["text", "text", "text", "finish", "usage", "model", "role", "reasoning", "done", "error",
-                           "empty-choices", "escaped", "empty-data", "not-json"])
+                           "empty-choices", "escaped", "empty-data", "not-json", "timings", "timings",
+                           "timings-nested", "role-no-finish-key", "role-no-finish-key"])
+
+
+def _timings(piece: str, nested: bool) -> str:
+    """A llama-server chunk (compact JSON, no finish_reason key) with per-chunk timings last: flat numbers that change
+    with the piece, or (nested) an object the template path must not take as flat."""
+    n = len(piece)
+    timings: dict[str, Any] = {"prompt_n": 3, "predicted_n": n, "predicted_ms": 12.5 * n + 0.25, "ratio": -1e-3 * n}
+    if nested:
+        timings["inner"] = {"n": n}
+    chunk = {**ENVELOPE, "choices": [{"index": 0, "delta": {"content": piece}}], "timings": timings}
+    return f"data: {json.dumps(chunk, separators=(',', ':'))}\n\n"
 
 
 def _event(kind: str, piece: str) -> str:
@@ -116,6 +128,10 @@ def _event(kind: str, piece: str) -> str:
         return event([{"index": 0, "delta": {"role": "assistant", "content": piece}, "finish_reason": None}])
     if kind == "reasoning":
         return event([{"index": 0, "delta": {"reasoning_content": piece}, "finish_reason": None}])
+    if kind in ("timings", "timings-nested"):
+        return _timings(piece, kind == "timings-nested")
+    if kind == "role-no-finish-key":  # mlx-omni-server: the role on every chunk, no finish_reason key
+        return event([{"index": 0, "delta": {"role": "assistant", "content": piece}}])
     if kind == "done":
         return "data: [DONE]\n\n"
     if kind == "error":
@@ -136,6 +152,10 @@ def _event(kind: str, piece: str) -> str:
 @example([("text", " "), ("text", " "), ("text", "  "), ("finish", "")], False)  # whitespace only: never answered
 @example([("text", " "), ("text", " "), ("text", "a"), ("text", " ")], False)  # answered in a row of template chunks
 @example([("role", ""), ("text", "a<thi"), ("text", "nk>b</th"), ("text", "ink>c"), ("text", "d")], True)
+@example([("timings", "a"), ("timings", "bb"), ("timings", ""), ("timings-nested", "c"), ("timings", "d"),
+          ("text", "e"), ("timings", "f"), ("timings", "g")], False)  # llama-server: new numbers on every chunk
+@example([("role-no-finish-key", "a"), ("role-no-finish-key", "b"), ("role-no-finish-key", ""),
+          ("role-no-finish-key", "c"), ("finish", "")], True)  # mlx-omni-server: the role on every chunk
 def test_the_template_path_judges_as_the_full_path(steps: list[tuple[str, str]], usage: bool) -> None:
     body = "".join(_event(kind, piece) for kind, piece in steps)
     request = {**REQUEST, "stream_options": {"include_usage": True}} if usage else REQUEST

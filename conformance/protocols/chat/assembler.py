@@ -268,6 +268,7 @@ class Assembler:
         # kept and a chunk that repeats the last one's bytes but for its text takes the template path below
         self.watch: Any = watch
         self._template: tuple[str, str] | None = None
+        self._volatile = False  # the template leaves out the chunk's last key, flat numbers that change (timings)
         # the last item fed was a run counted at once: its data and text (a run that goes on from it is counted too)
         self._counted: tuple[str, str] | None = None
 
@@ -281,6 +282,7 @@ class Assembler:
         first: Choice | None = None
         watch = self.watch
         template = self._template
+        volatile = self._volatile
         unsafe = _UNSAFE_IN_STRING.search
         chunks: list[tuple[int, int, int, str]] = []  # template-path chunks in a row, for the watch at once
         texts: list[str] = []  # and their texts, for the answer
@@ -296,11 +298,14 @@ class Assembler:
             if watch is not None:
                 if template is not None and kind == "message":
                     prefix, suffix = template  # _templated, inline: once per chunk of most streams
-                    left, right = len(prefix), len(data) - len(suffix)
-                    if right - left >= 2 and data[left] == '"' and data[right - 1] == '"' and data.startswith(prefix) \
-                            and data.endswith(suffix) and not unsafe(data, left + 1, right - 1):
+                    # with volatile, the template was cut out of a chunk without its last key's flat numbers
+                    probe = _volatile(_NOTHING, data, 1) if volatile else data
+                    left, right = len(prefix), len(probe) - len(suffix)
+                    if right - left >= 2 and probe[left] == '"' and probe[right - 1] == '"' \
+                            and probe.startswith(prefix) and probe.endswith(suffix) \
+                            and not unsafe(probe, left + 1, right - 1):
                         # the last chunk's bytes but for its text: the same chunk with this text
-                        said = data[left + 1:right - 1]
+                        said = probe[left + 1:right - 1]
                         if lines == 1:
                             chunks.append((index, offset, end, said))
                             if said:
@@ -316,7 +321,7 @@ class Assembler:
                 if chunks:
                     self._flush(chunks, texts)
                 watch.event(index, offset, end, kind, lines)
-                template = None
+                template, volatile = None, False
             if self.result.done_end is not None:  # after [DONE]: a correct client has stopped reading; the payload
                 self._keep(classify(event))  # is judged (SSE-003), never merged into the answer
                 continue
@@ -330,20 +335,34 @@ class Assembler:
                 text = _plain_text(value)
                 if text is not None:
                     payload = Payload(index, offset, "chunk", value, "message")
+                    role = len(value["choices"][0]["delta"]) == 2  # the role beside the text (_plain_text)
                     if keep:
                         payloads.append(payload)
                     else:
                         watch.payload(payload)
-                        template = _template_of(data, text, value)
+                        # a role on every chunk: the copies that follow are judged as this one once the watch has
+                        # its first repeated role (CHK-009 names the first; later ones change no verdict)
+                        template = _template_of(data, text, value) if not role or watch.role_problem else None
+                        watch.template_role = role
+                        volatile = False
+                        if template is not None and _VOLATILE_KEY in template[1]:
+                            # llama-server's timings, new numbers on every chunk: the template is the chunk
+                            # without them (no rule reads their values; CHK-015 reads the key, on the envelope)
+                            cut = _volatile(_NOTHING, data, 1)
+                            template = _template_of(cut, text, value) if cut != data else None
+                            volatile = template is not None
+                    if first is None:
+                        first = self.result.choice(0)
+                    if role and first.role is None:
+                        first.role = "assistant"
                     if text:
-                        if first is None:
-                            first = self.result.choice(0)
                         first.add_content(text)
                     continue
             self.feed(classify(event))
         if chunks:
             self._flush(chunks, texts)
         self._template = template
+        self._volatile = volatile
         if events and not isinstance(events[-1], SSERun):
             self._counted = None
 
@@ -459,7 +478,9 @@ class Assembler:
 
 
 def _plain_text(value: Any) -> str | None:
-    """The text of a chunk that is one choice at index 0 with only a content delta, else None.
+    """The text of a chunk that is one choice at index 0 with only a content delta, its finish_reason null or absent,
+    else None. A delta that also names the role (servers that send it on every chunk) is plain too: it returns the
+    text, and the caller sets the role as ``merge_delta`` would.
 
     Such a chunk is classified "chunk" by ``_kind_of`` and merged by ``merge_delta`` exactly as this
     fast path does; the byte-split and fixture tests hold the two paths to the same results.
@@ -469,17 +490,22 @@ def _plain_text(value: Any) -> str | None:
         if type(choices) is not list or len(choices) != 1 or "error" in value or value.get("usage") is not None:
             return None
         raw = choices[0]
-        if raw["index"] != 0 or raw["finish_reason"] is not None:
+        if raw["index"] != 0 or raw.get("finish_reason") is not None:
             return None
         delta = raw["delta"]
-        if len(delta) != 1:
+        if len(delta) != 1 and (len(delta) != 2 or delta.get("role") != "assistant"):
             return None
         text = delta["content"]
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, AttributeError):
         return None
     return text if type(text) is str else None
 
 
+_VOLATILE_KEY = ',"timings":{'
+_NUMBER = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
+# llama-server's per-chunk timings, last in the chunk's object: a flat object of numbers (valid JSON as matched)
+_volatile = re.compile(r',"timings":\{(?:"[a-z_]+":' + _NUMBER + r'(?:,"[a-z_]+":' + _NUMBER + r")*)?\}(?=\}$)").sub
+_NOTHING = ""
 _UNSAFE_IN_STRING = re.compile(r'[\x00-\x1f"\\]')  # what a JSON string literal holds only escaped, or ends it
 _CONTENT_KEY = re.compile(r'"content"\s*:\s*')
 

@@ -167,6 +167,7 @@ class ChatWatch(EventWatch):
     pieces: int = 0
     bad_arguments: tuple[int, Any] | None = None  # TOOL-007
     _envelope: Any = None
+    template_role: bool = False  # the template-path chunks name the role too (a server that sends it on every chunk)
 
     def mark(self, p: Payload) -> int:
         self.at[p.index] = p.offset
@@ -241,7 +242,9 @@ class ChatWatch(EventWatch):
                     self.after_finish = v
             else:
                 track.state = after
-        track.deltas += 1  # a later delta: no role (CHK-009/010 judged the first), text of the right type
+        track.deltas += 1  # a later delta: text of the right type (CHK-009/010 judged the first role), a role counted
+        if self.template_role:
+            track.roles += 1
         if text:
             if self.repeated is None:
                 self._repeats(p.index, p.offset, track, text)
@@ -250,7 +253,7 @@ class ChatWatch(EventWatch):
             self.output_chunks += 1
             if self.first_output is None:
                 self.first_output = index
-        elif self.empty_chunk is None:
+        elif self.empty_chunk is None and not self.template_role:  # (a role is something)
             self.empty_chunk = self.mark(p)
 
     def _annotation(self, p: Payload) -> None:
@@ -478,7 +481,7 @@ class ChatWatch(EventWatch):
                 outputs += 1
                 if first_output is None:
                     first_output = index
-            elif self.empty_chunk is None:
+            elif self.empty_chunk is None and not self.template_role:  # (a role is something)
                 self.empty_chunk = self.mark(Payload(index, offset, "chunk", None))
         count = len(chunks) - n
         self.events += count
@@ -486,6 +489,8 @@ class ChatWatch(EventWatch):
         self.last_end, self.last_index, self.last_offset = end, index, offset
         self.last_plain_chunk = index
         track.deltas += count
+        if self.template_role:
+            track.roles += count
         track.answered = answered
         self.output_chunks += outputs
         self.first_output = first_output
