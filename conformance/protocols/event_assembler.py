@@ -6,6 +6,7 @@ each rule, with a count of the rest, each naming the event it was found at). A p
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
@@ -13,6 +14,24 @@ from typing import Any, Generic, Protocol, TypeVar
 from conformance.wire.sse import SSEEvent, SSEStats
 
 MAX_VIOLATIONS = 3  # kept per rule (with a count of the rest): enough for a report, bounded for any stream
+_UNSAFE_IN_STRING = re.compile(r'[\x00-\x1f"\\]')  # what a JSON string literal holds only escaped, or ends it
+_KEYS: dict[str, re.Pattern[str]] = {}
+
+
+def template_around(data: str, key: str, text: str) -> tuple[str, str] | None:
+    """An event's data around its text: (what precedes the text's string literal, what follows it), when the text is
+    written as itself (no escapes) as the value of the one ``key`` the data names; else None. Any data that is that
+    prefix, a string literal without quotes, backslashes or control characters, and that suffix is the same JSON
+    document but for the text (the template path of ``EventAssembler.feed_events``)."""
+    if _UNSAFE_IN_STRING.search(text) or data.count(f'"{key}"') != 1:
+        return None
+    pattern = _KEYS.get(key)
+    if pattern is None:
+        pattern = _KEYS[key] = re.compile(re.escape(f'"{key}"') + r"\s*:\s*")
+    found = pattern.search(data)
+    if found is None or not data.startswith(f'"{text}"', found.end()):
+        return None
+    return data[:found.end()], data[found.end() + len(text) + 2:]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,15 +85,50 @@ class EventAssembler(Generic[E]):
         self._at: tuple[int, int] = (-1, 0)  # the event being fed: its index and offset
         self.payloads: list[E] = []
         self.watch: Any = None  # an EventWatch fed every event and payload in this pass (protocols/event_watch.py)
+        self.violated = 0  # order violations so far (every one, counted or kept)
+        # the template path (with a watch): (SSE event type, prefix, suffix) of the last event, when every event
+        # equal to it but for its text is judged as it was (``settled``): such an event is only counted (``repeat``)
+        self._template: tuple[str, str, str] | None = None
 
     def feed_events(self, events: Iterable[SSEEvent]) -> None:
         watch, classify = self.watch, type(self).classify
+        template = self._template
+        unsafe = _UNSAFE_IN_STRING.search
         for event in events:
+            if template is not None:
+                sse_type, prefix, suffix = template
+                data = event.data
+                left, right = len(prefix), len(data) - len(suffix)
+                if right - left >= 2 and event.type == sse_type and event.data_lines == 1 and data[left] == '"' \
+                        and data[right - 1] == '"' and data.startswith(prefix) and data.endswith(suffix) \
+                        and not unsafe(data, left + 1, right - 1):
+                    watch.event(event.index, event.offset, event.end, sse_type, 1)
+                    self.repeat(event.index, event.offset, data[left + 1:right - 1])
+                    continue
+                template = None
             e = classify(event)
             if watch is not None:
                 watch.event(event.index, event.offset, event.end, event.type, event.data_lines)
                 watch.problem(e)
+                before = self.violated
+                self.feed(e)
+                found = self.settled(e) if self.violated == before and event.data_lines == 1 else None
+                if found is not None:
+                    around = template_around(event.data, *found)
+                    template = (event.type, *around) if around is not None else None
+                continue
             self.feed(e)
+        self._template = template
+
+    def settled(self, e: E) -> tuple[str, str] | None:
+        """(the key whose string value is this event's text, the text), when the event just fed, violating nothing,
+        leaves the assembler in a state where an event equal to it but for the text would only add the text and
+        move the counters (``repeat``); None (the default) for every other event."""
+        return None
+
+    def repeat(self, index: int, offset: int, text: str) -> None:
+        """An event equal to the last one fed but for its text: what ``feed`` would do with it."""
+        raise NotImplementedError
 
     def feed(self, e: E) -> None:
         """One classified event (the subclass's; it begins with ``enter``)."""
@@ -87,6 +141,7 @@ class EventAssembler(Generic[E]):
             self.payloads.append(e)
 
     def _violate(self, rule: str, event: int | None, received: str, expected: str) -> None:
+        self.violated += 1
         counts = self.answer.violation_counts
         counts[rule] = counts.get(rule, 0) + 1
         if counts[rule] <= MAX_VIOLATIONS:

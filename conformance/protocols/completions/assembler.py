@@ -123,6 +123,7 @@ class Assembler(EventAssembler[Chunk]):
         super().__init__(keep_events)
         self.answer: Answer = Answer()
         self.state = "start"
+        self._repeated: Choice | None = None  # the choice the template path's text goes to
 
     def feed(self, e: Chunk) -> None:
         a = self.answer
@@ -148,6 +149,33 @@ class Assembler(EventAssembler[Chunk]):
                 a.errors.append(e.value)
         else:
             self._chunk(e, e.value)
+
+    def settled(self, e: Chunk) -> tuple[str, str] | None:
+        """A chunk of one choice's text and nothing else of note (no finish, no logprobs, no usage), in the chunks
+        state: the next one like it but for its text moves nothing but the counters and the choice's text."""
+        value = e.value
+        if e.kind != "chunk" or self.state != "open" or not isinstance(value, dict) or value.get("usage") is not None \
+                or value.get("object") != ev.OBJECT or value.get("id") not in self.answer.ids:
+            return None
+        choices = value.get("choices")
+        if not isinstance(choices, list) or len(choices) != 1:
+            return None
+        raw = choices[0]
+        text = raw.get("text")
+        choice = self.answer.choices.get(raw.get("index"))
+        if choice is None or choice.finish_reason is not None or raw.get("finish_reason") is not None \
+                or raw.get("logprobs") is not None or not isinstance(text, str):
+            return None
+        self._repeated = choice
+        return "text", text
+
+    def repeat(self, index: int, offset: int, text: str) -> None:
+        a = self.answer
+        a.chunks += 1
+        self._at = (index, offset)
+        if text:
+            self._repeated.pieces.append(text)  # type: ignore[union-attr]
+            a.deltas += 1
 
     def _chunk(self, e: Chunk, value: dict[str, Any]) -> None:
         a = self.answer

@@ -196,6 +196,7 @@ class Assembler(EventAssembler[Event]):
         self.answer: Answer = Answer()
         self.state = "start"
         self.open_block: int | None = None
+        self._repeated: Block | None = None  # the block the template path's deltas go to
 
     # -- feeding ---
     def feed(self, e: Event) -> None:
@@ -238,6 +239,31 @@ class Assembler(EventAssembler[Event]):
             a.pings += 1
         elif kind == ev.ERROR and len(a.errors) < MAX_ERRORS:
             a.errors.append(value)
+
+    def settled(self, e: Event) -> tuple[str, str] | None:
+        """A text, thinking or input_json delta of the open block, named by its event: the next one like it but for
+        its text moves nothing but the counters and the block's text (``EventAssembler.feed_events``)."""
+        value = e.value
+        if e.kind != "event" or e.type != ev.BLOCK_DELTA or e.sse_type != e.type or self.state != "open":
+            return None
+        block = self.answer.blocks.get(value.get("index"))  # (an int: the event violated nothing)
+        delta = value.get("delta")
+        if block is None or block.state != "open" or self.open_block != block.index or not isinstance(delta, dict):
+            return None
+        key = {"text_delta": "text", "thinking_delta": "thinking", "input_json_delta": "partial_json"}.get(
+            delta.get("type"))  # type: ignore[arg-type]
+        piece = delta.get(key) if key is not None else None
+        if key is None or not isinstance(piece, str):
+            return None
+        self._repeated = block
+        return key, piece
+
+    def repeat(self, index: int, offset: int, text: str) -> None:
+        a = self.answer
+        a.events += 1
+        a.deltas += 1
+        self._at = (index, offset)
+        self._repeated.pieces.append(text)  # type: ignore[union-attr]
 
     def _step(self, klass: str, e: Event, name: str) -> None:
         nxt = MESSAGE.get((self.state, klass))
