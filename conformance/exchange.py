@@ -130,6 +130,17 @@ class Analysis:
     def chunks(self) -> list[Payload]:
         return [p for p in self.payloads if p.kind == "chunk"]
 
+    @property
+    def intent(self) -> Intent | None:
+        """What the request is meant to show, as the run's profile reads it: every rule asks this, not the exchange.
+        An allowance exempts every rule the allowed behaviour would fail, not one: a request for an unknown model id
+        that a profile allows to be served (LM Studio answers it with a loaded model, 003 §2.1) and that was answered
+        is a valid request (no bad-input rule judges it), and ERR-012 says the profile allows it."""
+        intent = self.exchange.intent
+        if intent == Intent.UNKNOWN_MODEL and self.success and "unknown-model-served" in self.profile.allows:
+            return None
+        return intent
+
     def allows(self, extension: str) -> bool:
         """Whether the profile allows this documented extension (a name outside the closed set is a bug)."""
         if extension not in ALLOWANCES:

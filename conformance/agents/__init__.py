@@ -29,6 +29,7 @@ from conformance.scenarios.agents import Entry as Entry
 from conformance.scenarios.agents import by_scenario as by_scenario
 from conformance.scenarios.agents import corpus as corpus
 from conformance.scenarios.agents import refused_field as refused_field
+from conformance.wire.untrusted import json_text
 
 
 def _sends_back(body: dict[str, Any]) -> tuple[str, ...]:
@@ -115,7 +116,7 @@ def record(name: str, root: Path, out: Path = CORPUS, timeout: float = 300.0) ->
                    "turn": turn, "protocol": agent.protocol, "path": req.path, "headers": headers,
                    "sends_back": list(_sends_back(body)), "body": json.loads(text)}
             path = out / f"{name}-{n}-{turn}.json"
-            path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+            path.write_text(json_text(doc, indent=1) + "\n", encoding="utf-8")
             written.append(path)
     return written
 

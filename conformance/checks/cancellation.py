@@ -47,7 +47,7 @@ def _cancel_body(a: Analysis) -> Any:
     return a.json_body.get("cancelled") if isinstance(a.json_body, dict) else None
 
 
-@check("CAN-002", when=(lambda a: a.exchange.endpoint == "cancel" and a.exchange.intent == Intent.CANCEL,))
+@check("CAN-002", when=(lambda a: a.exchange.endpoint == "cancel" and a.intent == Intent.CANCEL,))
 def cancel_live(a: Analysis) -> Iterator[Finding]:
     if a.exchange.status != 200 or _cancel_body(a) is not True:
         yield finding(a, "CAN-002", f"status {a.exchange.status} cancelled {short(_cancel_body(a))}",
@@ -55,14 +55,14 @@ def cancel_live(a: Analysis) -> Iterator[Finding]:
 
 
 @check("CAN-004", when=(lambda a: a.exchange.endpoint == "cancel"
-                        and a.exchange.intent in (Intent.CANCEL_UNKNOWN, Intent.CANCEL_COMPLETED),))
+                        and a.intent in (Intent.CANCEL_UNKNOWN, Intent.CANCEL_COMPLETED),))
 def cancel_unknown(a: Analysis) -> Iterator[Finding]:
     if a.exchange.status != 404 or _cancel_body(a) is not False:
         yield finding(a, "CAN-004", f"status {a.exchange.status} cancelled {short(_cancel_body(a))}",
                       "404 with cancelled: false")
 
 
-@check("CAN-003", when=(lambda a: a.exchange.intent == Intent.CANCELLED_STREAM and a.format == "sse",))
+@check("CAN-003", when=(lambda a: a.intent == Intent.CANCELLED_STREAM and a.format == "sse",))
 def cancelled_stream(a: Analysis) -> Iterator[Finding]:
     reasons = [c.finish_reason for c in a.assembled.choices.values()]
     if reasons != ["cancelled"] or not a.assembled.done:

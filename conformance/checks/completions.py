@@ -85,7 +85,7 @@ def max_tokens(a: Analysis) -> Iterator[Finding]:
     longer = a.exchange.observations.uncapped  # the same request with four times the cap, sent first
     text = answer.text
     if isinstance(longer, str) and len(longer) > len(text) and longer.startswith(text) and \
-            a.exchange.intent == Intent.EXPECT_LENGTH and answer.finish_reason != "length":
+            a.intent == Intent.EXPECT_LENGTH and answer.finish_reason != "length":
         yield finding(a, "CMP-005", f"finish_reason {short(answer.finish_reason)} for a text cut short (the same "
                       f"request with a larger max_tokens went on: {short(longer[len(text):], 30)})",
                       "finish_reason length")

@@ -13,7 +13,7 @@ T = TypeVar("T")
 def chat_ok(a: Analysis) -> bool:
     """A successful answer of a protocol (chat, responses, ...) to a valid request: which protocols a rule judges
     is the rule's ``protocol`` (the registry decides), so the same precondition serves every SSE protocol."""
-    return a.protocol is not None and a.success and a.exchange.intent not in BAD_INPUT
+    return a.protocol is not None and a.success and a.intent not in BAD_INPUT
 
 
 def chat_sse(a: Analysis) -> bool:
@@ -32,7 +32,7 @@ def chat_answer(a: Analysis) -> bool:
 
 
 def bad_input(a: Analysis) -> bool:
-    return a.exchange.intent in BAD_INPUT
+    return a.intent in BAD_INPUT
 
 
 def openai_route(a: Analysis) -> bool:

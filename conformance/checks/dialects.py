@@ -19,7 +19,7 @@ VISION_STATES = frozenset({"ready", "missing", "invalid", "unsupported"})
 
 
 def _intent(*intents: Intent) -> Any:
-    return lambda a: a.exchange.intent in intents
+    return lambda a: a.intent in intents
 
 
 def _error(a: Analysis) -> dict[str, Any]:

@@ -26,7 +26,7 @@ NOT_VALID = BAD_INPUT | {Intent.UNKNOWN_PARAMETER, Intent.OLLAMA_FAILURE, Intent
                          Intent.FUZZ_INVALID, Intent.FUZZ_LENIENT, Intent.JSON_AS_TEXT}  # judged by their own rules
 
 
-@check("ERR-021", when=(lambda a: a.exchange.status is not None and a.exchange.intent not in NOT_VALID
+@check("ERR-021", when=(lambda a: a.exchange.status is not None and a.intent not in NOT_VALID
                         and a.exchange.observations.burst is None,))
 def valid_request_failed(a: Analysis) -> Iterator[Finding]:
     if (a.exchange.status or 0) < 500:
@@ -40,7 +40,7 @@ def valid_request_failed(a: Analysis) -> Iterator[Finding]:
                   offset=0)
 
 
-@check("ERR-022", when=(lambda a: a.exchange.intent == Intent.JSON_AS_TEXT and a.exchange.status is not None,))
+@check("ERR-022", when=(lambda a: a.intent == Intent.JSON_AS_TEXT and a.exchange.status is not None,))
 def json_as_text(a: Analysis) -> Iterator[Finding]:
     status = a.exchange.status or 0
     if 200 <= status < 300:
@@ -109,7 +109,7 @@ def envelope(a: Analysis) -> Iterator[Finding]:
 
 def overflow_reported_in_stream(a: Analysis) -> bool:
     """LM Studio's documented overflow (profile lmstudio): 200, an event: error before any output, nothing after."""
-    if a.exchange.intent != Intent.CONTEXT_OVERFLOW or not a.allows("overflow-in-stream") or a.format != "sse":
+    if a.intent != Intent.CONTEXT_OVERFLOW or not a.allows("overflow-in-stream") or a.format != "sse":
         return False
     w = a.watch
     if not getattr(w, "errors", None):
@@ -129,9 +129,9 @@ def bad_input_status(a: Analysis) -> Iterator[Finding]:
     if status is None or overflow_reported_in_stream(a):
         return
     if status >= 500:
-        yield finding(a, "ERR-005", f"status {status} for {a.exchange.intent} input", "a 4xx")
+        yield finding(a, "ERR-005", f"status {status} for {a.intent} input", "a 4xx")
     elif status < 300:
-        yield finding(a, "ERR-006", f"status {status} for {a.exchange.intent} input", "a 4xx refusal")
+        yield finding(a, "ERR-006", f"status {status} for {a.intent} input", "a 4xx refusal")
 
 
 @check("ERR-007", when=(bad_input,))
@@ -139,7 +139,7 @@ def refused_before_stream(a: Analysis) -> Iterator[Finding]:
     if overflow_reported_in_stream(a):
         return
     if a.exchange.status is not None and a.exchange.status < 300 and a.format == "sse":
-        yield finding(a, "ERR-007", f"a {a.exchange.status} event stream for {a.exchange.intent} input",
+        yield finding(a, "ERR-007", f"a {a.exchange.status} event stream for {a.intent} input",
                       "a 4xx JSON error before any event", offset=0)
 
 
@@ -169,7 +169,7 @@ def in_stream_error(a: Analysis) -> Iterator[Finding]:
 
 def _intent(name: str) -> Any:
     """The exchange is the scenario's of this intent, and it was answered (no status: TRN-014 or ERR-017 say why)."""
-    return lambda a: a.exchange.intent == name and a.exchange.status is not None
+    return lambda a: a.intent == name and a.exchange.status is not None
 
 
 def _code(a: Analysis) -> Any:
@@ -194,7 +194,7 @@ def context_overflow(a: Analysis) -> Iterator[Finding]:
                       "a 4xx with code context_length_exceeded")
 
 
-@check("ERR-012", when=(_intent(Intent.UNKNOWN_MODEL),))
+@check("ERR-012", when=(lambda a: a.exchange.intent == Intent.UNKNOWN_MODEL and a.exchange.status is not None,))
 def unknown_model(a: Analysis) -> Iterator[Finding]:
     if a.exchange.status != 404 and not (a.allows("unknown-model-served") and a.success):
         yield finding(a, "ERR-012", f"status {a.exchange.status} for model {a.request.get('model')!r}",
@@ -267,10 +267,10 @@ def bounded_queue(a: Analysis) -> Iterator[Finding]:
                       remedy="Bound the queue and answer 429 with Retry-After beyond it (seed 001: --queue-limit).")
 
 
-@check("ERR-019", "ERR-020", when=(lambda a: a.exchange.intent in (Intent.NULL_FIELDS, Intent.IGNORED_FIELDS)
+@check("ERR-019", "ERR-020", when=(lambda a: a.intent in (Intent.NULL_FIELDS, Intent.IGNORED_FIELDS)
                                    and a.exchange.status is not None,))
 def optional_fields(a: Analysis) -> Iterator[Finding]:
-    rule = "ERR-019" if a.exchange.intent == Intent.NULL_FIELDS else "ERR-020"
+    rule = "ERR-019" if a.intent == Intent.NULL_FIELDS else "ERR-020"
     if not a.success:
         error = _error(a)
         said = error.get("message") if isinstance(error, dict) else error

@@ -44,7 +44,7 @@ def _stream_finishes(a: Analysis, index: int) -> tuple[int, list[int]]:
 def one_finish(a: Analysis) -> Iterator[Finding]:
     cut = not complete(a)
     allowed = set(FINISH_REASONS)
-    if a.allows("finish-cancelled") or a.exchange.intent == Intent.CANCELLED_STREAM:
+    if a.allows("finish-cancelled") or a.intent == Intent.CANCELLED_STREAM:
         allowed.add("cancelled")
     if a.format == "json":
         finishes = _finishes(a)
@@ -97,7 +97,7 @@ def cap_honored(a: Analysis) -> Iterator[Finding]:
         yield finding(a, "FIN-006", f"completion_tokens {used}", f"at most max_tokens {cap}")
 
 
-@check("FIN-007", when=(chat_answer, no_stream_error, lambda a: a.exchange.intent == Intent.EXPECT_LENGTH))
+@check("FIN-007", when=(chat_answer, no_stream_error, lambda a: a.intent == Intent.EXPECT_LENGTH))
 def length_finish(a: Analysis) -> Iterator[Finding]:
     cap = max_tokens(a)
     used = (usage_of(a) or {}).get("completion_tokens")
@@ -142,7 +142,7 @@ def stop_sequences(a: Analysis) -> Iterator[Finding]:
 
 @check("FIN-010", when=(chat_answer, no_stream_error, lambda a: max_tokens(a) is not None
                         and isinstance((usage_of(a) or {}).get("completion_tokens"), int)
-                        and a.request.get("n") in (None, 1) and a.exchange.intent not in BAD_INPUT))
+                        and a.request.get("n") in (None, 1) and a.intent not in BAD_INPUT))
 def length_at_cap(a: Analysis) -> Iterator[Finding]:
     cap, used = max_tokens(a), (usage_of(a) or {})["completion_tokens"]
     for choice in a.assembled.choices.values():
@@ -171,7 +171,7 @@ def stopped_at_sequence(a: Analysis) -> Iterator[Finding]:
 
 def _plain(a: Analysis) -> bool:
     return chat_answer(a) and not a.request.get("tools") and not a.request.get("response_format") \
-        and a.exchange.intent != Intent.EXPECT_LENGTH
+        and a.intent != Intent.EXPECT_LENGTH
 
 
 @check("FIN-009", when=(_plain, no_stream_error))

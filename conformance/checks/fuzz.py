@@ -26,7 +26,7 @@ CONFORMANT_MUST = tuple(r.id for r in RULES if r.level == "must" and r.category 
 
 
 def fuzzed(a: Analysis) -> bool:
-    return a.exchange.intent in FUZZ_INTENTS
+    return a.intent in FUZZ_INTENTS
 
 
 def _answered(a: Analysis) -> bool:
@@ -42,7 +42,7 @@ def _envelope_problem(a: Analysis) -> str:
     return f"{bad[0].rule}: {bad[0].message.splitlines()[0]}" if bad else ""
 
 
-@check("FUZ-001", when=(lambda a: a.exchange.intent in (Intent.FUZZ_VALID, Intent.FUZZ_LENIENT), _answered))
+@check("FUZ-001", when=(lambda a: a.intent in (Intent.FUZZ_VALID, Intent.FUZZ_LENIENT), _answered))
 def valid_answered(a: Analysis) -> Iterator[Finding]:
     status = a.exchange.status or 0
     if status >= 500:
@@ -55,7 +55,7 @@ def valid_answered(a: Analysis) -> Iterator[Finding]:
                           f"{bad[0].message.splitlines()[0]}", "a conformant response",
                           event=bad[0].event_index, offset=bad[0].byte_offset)
         return
-    if a.exchange.intent == Intent.FUZZ_VALID and status not in DOCUMENTED_4XX:
+    if a.intent == Intent.FUZZ_VALID and status not in DOCUMENTED_4XX:
         yield finding(a, "FUZ-001", f"status {status} for a valid request",
                       f"200 or one of {', '.join(map(str, sorted(DOCUMENTED_4XX)))}")
     elif status >= 400 and (problem := _envelope_problem(a)):
@@ -65,7 +65,7 @@ def valid_answered(a: Analysis) -> Iterator[Finding]:
         yield finding(a, "FUZ-001", f"status {status}", "200 or a 4xx")
 
 
-@check("FUZ-002", when=(lambda a: a.exchange.intent == Intent.FUZZ_INVALID, _answered))
+@check("FUZ-002", when=(lambda a: a.intent == Intent.FUZZ_INVALID, _answered))
 def invalid_refused(a: Analysis) -> Iterator[Finding]:
     status = a.exchange.status or 0
     if status >= 500:

@@ -185,7 +185,7 @@ def max_tokens(a: Analysis) -> Iterator[Finding]:
     cap = _cap(a) or 0
     if isinstance(used, int) and used > cap:
         yield finding(a, "MSG-016", f"output_tokens {used} with max_tokens {cap}", f"at most {cap} output tokens")
-    elif a.exchange.intent == Intent.EXPECT_LENGTH and answer.stop_reason != "max_tokens" and not (
+    elif a.intent == Intent.EXPECT_LENGTH and answer.stop_reason != "max_tokens" and not (
             answer.stop_reason == "end_turn" and isinstance(used, int) and used < cap):
         yield finding(a, "MSG-016", f"stop_reason {short(answer.stop_reason, 30)} ({used} output tokens of max_tokens "
                       f"{cap})", "stop_reason max_tokens")
@@ -244,7 +244,7 @@ def tool_result_answered(a: Analysis) -> Iterator[Finding]:
 
 
 @check("MSG-020", when=(on_messages, lambda a: "system" in a.request and a.exchange.status is not None,
-                        lambda a: a.exchange.intent not in BAD_INPUT))
+                        lambda a: a.intent not in BAD_INPUT))
 def system_accepted(a: Analysis) -> Iterator[Finding]:
     if not a.success:
         form = "a string" if isinstance(a.request["system"], str) else "a list of text blocks"
@@ -255,7 +255,7 @@ def _error_status(a: Analysis) -> bool:
     """An error answered on a Messages route the server serves: a 404, 405 or 501 to a valid request is the route
     not served (the capability's probe reports it unsupported), judged by no rule of the route's shape."""
     status = a.exchange.status
-    not_served = status in (404, 405, 501) and a.exchange.intent != Intent.UNKNOWN_MODEL
+    not_served = status in (404, 405, 501) and a.intent != Intent.UNKNOWN_MODEL
     return status is not None and status >= 400 and not not_served and a.format in ("json", "text", "empty")
 
 
@@ -312,12 +312,12 @@ def max_tokens_required(a: Analysis) -> Iterator[Finding]:
                       "API.")
 
 
-@check("MSG-024", when=(on_messages, lambda a: a.exchange.intent in BAD_INPUT and a.exchange.status is not None))
+@check("MSG-024", when=(on_messages, lambda a: a.intent in BAD_INPUT and a.exchange.status is not None))
 def invalid_refused(a: Analysis) -> Iterator[Finding]:
     status = a.exchange.status
     assert status is not None
     if not 400 <= status < 500:
-        yield finding(a, "MSG-024", f"{status} to an invalid request ({a.exchange.intent})",
+        yield finding(a, "MSG-024", f"{status} to an invalid request ({a.intent})",
                       "a 4xx in the error shape (400 invalid_request_error; 404 not_found_error for a model)")
 
 
@@ -390,7 +390,7 @@ def _prefill(a: Analysis) -> bool:
     history = a.request.get("messages")
     return isinstance(history, list) and bool(history) and isinstance(history[-1], dict) and \
         history[-1].get("role") == "assistant" and a.exchange.status is not None and \
-        a.exchange.intent not in BAD_INPUT
+        a.intent not in BAD_INPUT
 
 
 @check("MSG-034", when=(on_messages, _prefill))

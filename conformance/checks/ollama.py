@@ -79,7 +79,7 @@ def _ollama(a: Analysis) -> bool:
     return a.exchange.endpoint in ("ollama-chat", "ollama-generate", "ollama-pull")
 
 
-@check("OLL-011", when=(ollama_stream, lambda a: a.exchange.intent == Intent.EXPECT_LENGTH))
+@check("OLL-011", when=(ollama_stream, lambda a: a.intent == Intent.EXPECT_LENGTH))
 def cut_by_num_predict(a: Analysis) -> Iterator[Finding]:
     last = _frames(a).last_terminal
     if last is None:
@@ -117,7 +117,7 @@ def pull_frames(a: Analysis) -> Iterator[Finding]:
                       offset=w.last.offset if w.last is not None else 0)
 
 
-@check("OLL-014", when=(lambda a: a.exchange.intent == Intent.OLLAMA_FAILURE and a.exchange.status is not None,))
+@check("OLL-014", when=(lambda a: a.intent == Intent.OLLAMA_FAILURE and a.exchange.status is not None,))
 def ollama_failure(a: Analysis) -> Iterator[Finding]:
     status = a.exchange.status or 0
     if status >= 400:
@@ -131,7 +131,7 @@ def ollama_failure(a: Analysis) -> Iterator[Finding]:
                       "an error status, or a terminal error frame and no done: true frame (seed 002)")
 
 
-@check("OLL-015", when=(lambda a: a.exchange.intent == Intent.OLLAMA_FAILURE and a.exchange.status is not None,))
+@check("OLL-015", when=(lambda a: a.intent == Intent.OLLAMA_FAILURE and a.exchange.status is not None,))
 def ollama_unknown_model(a: Analysis) -> Iterator[Finding]:
     """An unknown model answered as if it were served: not a failure shape seed 002 names (OLL-014 judges those),
     but not what Ollama does (404 with {"error"})."""

@@ -134,7 +134,7 @@ def _cap(a: Analysis) -> int | None:
     return cap if isinstance(cap, int) and not isinstance(cap, bool) else None
 
 
-@check("RSP-015", when=(chat_answer, lambda a: a.exchange.intent == Intent.EXPECT_LENGTH, lambda a: _cap(a) is not None,
+@check("RSP-015", when=(chat_answer, lambda a: a.intent == Intent.EXPECT_LENGTH, lambda a: _cap(a) is not None,
                         lambda a: complete(a) or a.format == "json"))
 def cut_by_cap(a: Analysis) -> Iterator[Finding]:
     answer = _answer(a)
@@ -233,7 +233,7 @@ def think_markup(a: Analysis) -> Iterator[Finding]:
 
 
 def _chained(a: Analysis) -> bool:
-    return a.exchange.intent == Intent.CHAINED and a.exchange.observations.chained is not None
+    return a.intent == Intent.CHAINED and a.exchange.observations.chained is not None
 
 
 @check("RSP-024", when=(chat_answer, _chained, lambda a: isinstance(_answer(a).response, dict)))
@@ -260,7 +260,7 @@ def continues_context(a: Analysis) -> Iterator[Finding]:
                       "the stored turn (its input and output) before the new input")
 
 
-@check("RSP-026", when=(lambda a: a.exchange.intent == Intent.UNSTORED and a.exchange.status is not None,))
+@check("RSP-026", when=(lambda a: a.intent == Intent.UNSTORED and a.exchange.status is not None,))
 def unstored_refused(a: Analysis) -> Iterator[Finding]:
     status = a.exchange.status
     assert status is not None

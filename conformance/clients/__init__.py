@@ -33,6 +33,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from conformance.wire.untrusted import json_text
+
 ADAPTERS = Path(__file__).resolve().parent / "adapters"
 CHUNKINGS = ("recorded", "whole")  # the default; also: adversarial (cuts inside UTF-8, line ends, field names), random
 ALL_CHUNKINGS = (*CHUNKINGS, "adversarial", "random", "hypothesis")
@@ -252,6 +254,7 @@ class ClientVerdict:
 def streamed_exchanges(report_dir: Path, protocol: str) -> list[tuple[str, Any]]:
     """(wire log stem, exchange) for every recorded POST of the protocol that asked for a stream: answered, or refused
     with an error status (a client must report that as an error)."""
+    from conformance.checks.transport import CUT_BY_SERVER
     from conformance.engine.wirelog import WIRE_DIR, load
     from conformance.model import BAD_INPUT
     from conformance.protocols import by_name
@@ -268,7 +271,9 @@ def streamed_exchanges(report_dir: Path, protocol: str) -> list[tuple[str, Any]]
             request = ex.request if isinstance(ex.request, dict) else {}
             asked = request.get("stream", chosen.streams_by_default)
             obs = ex.observations
-            cut = obs.disconnect or obs.aborted or obs.disconnected_after_events is not None
+            # cut by the suite (a disconnect, a limit); a body the server cut is replayed cut (fuzz.replay)
+            cut = obs.disconnect or (obs.aborted and obs.aborted not in CUT_BY_SERVER) \
+                or obs.disconnected_after_events is not None
             # what a client asking as the adapters do (one choice, a valid request) could get, whole as it was sent
             own = ex.intent not in BAD_INPUT and request.get("n", 1) in (1, None)
             if asked is True and own and not cut and (ex.status == 200 or ex.status >= 400):
@@ -289,7 +294,7 @@ def _fixture(ex: Any, stem: str, folder: Path, profile: str, write: bool = False
     folder.mkdir(parents=True, exist_ok=True)
     body_path.write_bytes(ex.body)
     meta = sidecar(ex, f"the wire log's {stem}", profile)
-    (folder / f"{stem}.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (folder / f"{stem}.json").write_text(json_text(meta, indent=2) + "\n", encoding="utf-8")
     return load(folder / f"{stem}.json")
 
 
@@ -407,25 +412,6 @@ def _hypothesis_batch(command: list[str], fixtures: list[Any], whole: list[tuple
     return chosen["answers"], [list(c) for c in chosen["cuts"]], chosen["wrong"]
 
 
-def _recovered_names(want: dict[str, Any], got: dict[str, Any]) -> bool:
-    """The client's calls are the bytes' calls but for names the server sent in every chunk, which the bytes
-    concatenate (``get_weatherget_weather``) and the client took once: the user gets the call the server meant."""
-    wanted, calls = want.get("tool_calls") or [], got.get("tool_calls") or []
-    if len(wanted) != len(calls) or not wanted:
-        return False
-    differs = False
-    for w, g in zip(wanted, calls, strict=True):
-        if not isinstance(w, dict) or not isinstance(g, dict) or (w.get("id"), w.get("arguments")) != (
-                g.get("id"), g.get("arguments")):
-            return False
-        name, mine = str(w.get("name") or ""), str(g.get("name") or "")
-        if name != mine:
-            if not mine or len(name) % len(mine) or name != mine * (len(name) // len(mine)):
-                return False
-            differs = True
-    return differs
-
-
 def _recovered_terminal(fx: Any, got: dict[str, Any] | None, found: list[str]) -> list[str]:
     """A Responses stream whose terminal response object says other than its deltas (RSP-009): a client that
     returns the terminal object (openai-node's finalResponse) read what the server's own last word says. Its
@@ -472,7 +458,7 @@ def check_client(client: Client, command: list[str], exchanges: list[tuple[str, 
     """Replay each exchange into the client, in each chunking; the verdict."""
     from conformance.checks import evaluate
     from conformance.exchange import analyze
-    from conformance.fuzz.client_fuzz import ClientCannotRun, _judge, expected
+    from conformance.fuzz.client_fuzz import ClientCannotRun, _judge
     from conformance.fuzz.replay import ReplayServer
 
     fixtures = [_fixture(ex, stem, work, profile) for stem, ex in exchanges]
@@ -509,9 +495,6 @@ def check_client(client: Client, command: list[str], exchanges: list[tuple[str, 
                 if got is not None and raw[stem] is not None and got.get("content") == raw[stem]:
                     found = [("reasoning: the inline <think> markup kept in content (seed 003 §4: a carrier a client "
                               "separates)") if p.startswith("content:") else p for p in found]
-                if got is not None and _recovered_names(expected(fx), got):
-                    found = [("recovered: the tool name the server repeated in every chunk taken once (the bytes "
-                              "concatenate to the name repeated)") if p.startswith("tool_calls:") else p for p in found]
                 found = _recovered_terminal(fx, got, found)
                 error = (got or {}).get("error")
                 message = str(error.get("message", "")) if isinstance(error, dict) else ""
@@ -590,5 +573,5 @@ def run_clients(report_dir: Path, names: list[str], root: Path, install: bool = 
             entries[entry["client"]] = entry
     doc = {"format": "chat-conformance-clients/1", "chunkings": list(chunkings),
            "clients": [entries[name] for name in CLIENTS if name in entries]}
-    (report_dir / "clients.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    (report_dir / "clients.json").write_text(json_text(doc, indent=2) + "\n", encoding="utf-8")
     return verdicts

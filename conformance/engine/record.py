@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ from conformance.exchange import Exchange, analyze, assembled_json
 from conformance.scenarios import BY_NAME
 from conformance.secrets import redact_headers
 from conformance.wire.body import whole
+from conformance.wire.untrusted import json_text
 
 SUFFIX = {"sse": ".sse", "ndjson": ".ndjson"}
 # what a recorded fixture pins of the assembly: chat's message, or the Responses API's status, text and items
@@ -49,6 +49,6 @@ def record_fixtures(runner: Runner, scenarios: list[str], out: Path, source: str
         body = out / f"{name}{SUFFIX.get(fmt, '.body')}"
         body.write_bytes(whole(ex.body))
         meta = sidecar(ex, source, runner.settings.profile)
-        (out / f"{name}.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        (out / f"{name}.json").write_text(json_text(meta, indent=2) + "\n", encoding="utf-8")
         written.append(body)
     return written

@@ -20,7 +20,7 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
 from hypothesis import seed as hypothesis_seed
 
-from conformance.exchange import analyze, assembled_json
+from conformance.exchange import Analysis, analyze, assembled_json
 from conformance.fixtures import Fixture
 from conformance.fuzz.outcome import expected_end
 from conformance.fuzz.replay import ReplayServer, served_path
@@ -51,9 +51,13 @@ def expected(fx: Fixture) -> dict[str, Any]:
     if fx.body_path.suffix == ".sse" and a.content_type not in ("", "text/event-stream"):
         # 003 §5: a successful response must be text/event-stream; anything else is not a stream
         return {**EMPTY, "error": {"message": f"not an event stream: {a.content_type}"}, "complete": False}
+    return _cut(fx, _view(fx, a))
+
+
+def _view(fx: Fixture, a: Analysis) -> dict[str, Any]:
     if a.protocol is not None and a.protocol.client_view is not None:
         return a.protocol.client_view(a)
-    out = assembled_json(a)
+    out = meant_names(assembled_json(a), fx.exchange.request)
     if a.format == "ndjson":  # seed 002 §2: complete with a done: true frame, partial after an error frame
         out["complete"] = out.get("error") is None and (a.frames.done if a.frames is not None else any(
             isinstance(ln.value, dict) and ln.value.get("done") is True for ln in a.lines))
@@ -63,6 +67,43 @@ def expected(fx: Fixture) -> dict[str, Any]:
     return out
 
 
+def _cut(fx: Fixture, out: dict[str, Any]) -> dict[str, Any]:
+    """A body the server cut (the connection closed or broke before the body's end, TRN-021), replayed cut: the
+    client's read fails as it did live, and a correct client reports an error, with what arrived before it."""
+    from conformance.checks.transport import CUT_BY_SERVER
+
+    aborted = fx.exchange.observations.aborted
+    if aborted not in CUT_BY_SERVER:
+        return out
+    return {**out, "error": out.get("error") or {"message": f"the server ended the connection mid-body ({aborted})"},
+            "complete": False}
+
+
+def meant_names(out: dict[str, Any], request: Any) -> dict[str, Any]:
+    """Tool calls as the protocol means them: a call's name is sent once, in its first piece (OpenAI's streaming
+    reference: later pieces carry arguments). A server that repeats the name in every piece (llama-cpp-python) makes
+    the bytes concatenate to the name repeated (``get_weatherget_weather…``); the call it meant is the offered tool's
+    name, once, and a client that hands its user the repeated name has lost the call."""
+    offered = set()
+    for tool in (request.get("tools") or []) if isinstance(request, dict) else []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if isinstance(name, str) and name:
+            offered.add(name)
+    calls = out.get("tool_calls")
+    if not offered or not isinstance(calls, list):
+        return out
+    fixed = []
+    for call in calls:
+        name = call.get("name") if isinstance(call, dict) else None
+        if isinstance(name, str) and name not in offered:
+            meant = next((o for o in offered if len(name) % len(o) == 0 and name == o * (len(name) // len(o))), None)
+            if meant is not None:
+                call = {**call, "name": meant}
+        fixed.append(call)
+    return {**out, "tool_calls": fixed}
+
+
 COMPARED = ("content", "reasoning", "refusal", "finish_reason", "tool_calls", "usage", "error", "complete", "path",
             "filtered")
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
@@ -70,7 +111,8 @@ USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 def compare(want: dict[str, Any], got: dict[str, Any]) -> list[str]:
     """The differences that matter to a user of the client (``COMPARED``); usage, refusal and a content filter's
-    verdict only when the client reports them (a client that has no such field is not wrong about it)."""
+    verdict only when the client reports them (a client that has no such field is not wrong about it), usage only
+    where the server sent some."""
     problems = []
     for key in ("content", "reasoning", "finish_reason"):
         if key not in got:  # a client (an agent) that does not expose it is not wrong about it
@@ -81,7 +123,9 @@ def compare(want: dict[str, Any], got: dict[str, Any]) -> list[str]:
         problems.append(f"filtered: got {got['filtered']!r}, expected {bool(want.get('filtered'))!r}")
     if "refusal" in got and (want.get("refusal") or "") != (got.get("refusal") or ""):
         problems.append(f"refusal: got {got.get('refusal')!r}, expected {want.get('refusal')!r}")
-    if "usage" in got:
+    # usage only where the bytes carry some: a client that counts its own where the server sent none (litellm, when
+    # the request asked for none) has lost nothing
+    if "usage" in got and want.get("usage") is not None:
         keys = [k for k in USAGE_KEYS if isinstance(want.get("usage"), dict) and k in want["usage"]] or USAGE_KEYS
         counts = [{k: u.get(k) for k in keys} if isinstance(u, dict) else None
                   for u in (want.get("usage"), got.get("usage"))]

@@ -66,6 +66,21 @@ def with_keepalives(body: bytes) -> bytes:
     return bytes(out + body[start:])
 
 
+def cut_framing(ex: Any) -> tuple[str, str] | None:
+    """How a body the server cut is framed when replayed (None: any other body, close-delimited): as the server framed
+    it, chunked, or with its Content-Length (or one byte more than the body), so that the client's read fails at the
+    same byte as it did live, not a clean end of a close-delimited body."""
+    from conformance.checks.transport import CUT_BY_SERVER
+
+    if ex.observations.aborted not in CUT_BY_SERVER:
+        return None
+    if "chunked" in (ex.header("transfer-encoding") or "").lower():
+        return "Transfer-Encoding", "chunked"
+    declared = ex.header("content-length") or ""
+    size = len(whole(ex.body))
+    return "Content-Length", declared if declared.isdigit() and int(declared) > size else str(size + 1)
+
+
 def served_path(fixture: Fixture) -> str:
     """The route a fixture answers on: the path it was recorded on, under /v1 for the OpenAI routes."""
     path = fixture.exchange.path.split("?", 1)[0].rstrip("/")
@@ -192,7 +207,11 @@ class ReplayServer:
                     if name.lower() not in ("content-length", "transfer-encoding", "connection"):
                         self.send_header(name, value)
                 self.send_header("Connection", "close")
+                framing = cut_framing(ex)
+                if framing is not None:
+                    self.send_header(*framing)
                 self.end_headers()
+                chunked = framing is not None and framing[0] == "Transfer-Encoding"
                 stall = server.chunking == "adversarial"
                 body = server.served_body(fixture)
                 cuts = server.cuts_of(fixture) if server.cuts_of is not None else server.cuts
@@ -206,7 +225,8 @@ class ReplayServer:
                 written = 0
                 try:
                     for index, piece in enumerate(parts):
-                        self.wfile.write(piece)
+                        # a body the server cut: its chunks, never the last (empty) one, as the server left it
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece) if chunked and piece else piece)
                         self.wfile.flush()
                         written += len(piece)
                         if written in ends and written < len(body):

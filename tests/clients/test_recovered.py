@@ -1,28 +1,35 @@
-"""A client that reads a server's deviation as the server meant it is not broken by it (issue 23): llama-cpp-python
-sends the tool name in every chunk of a call; the bytes concatenate it, the Vercel AI SDK takes it once."""
+"""What a correct client makes of a server's deviation (issues 23 and 60): llama-cpp-python sends the tool name in
+every chunk of a call, the bytes concatenate it, and the call the server meant is the offered name once; a Responses
+stream's terminal object that contradicts its deltas, read by a client that returns it, is recovered."""
 
 from __future__ import annotations
 
-from conformance.clients import _recovered_names
+from conformance.fuzz.client_fuzz import compare, meant_names
+
+WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
+REQUEST = {"model": "m", "messages": [], "tools": [WEATHER, {"type": "function", "function": {"name": "a"}}]}
 
 
 def calls(*names: str, arguments: str = '{"city": "Paris"}') -> dict[str, object]:
     return {"tool_calls": [{"id": f"call_{i}", "name": n, "arguments": arguments} for i, n in enumerate(names)]}
 
 
-def test_a_name_repeated_in_every_chunk_taken_once_is_recovered() -> None:
-    assert _recovered_names(calls("get_weather" * 40), calls("get_weather"))
-    assert _recovered_names(calls("a" * 3, "b"), calls("a", "b"))
+def test_a_name_repeated_in_every_chunk_is_the_offered_name_once() -> None:
+    """Issue 60: llama-cpp-python's name in every piece; the bytes join it to 40 copies. The call the server meant is
+    the offered tool's, once: a client that hands its user the 440-character name (langchain-openai) has lost it."""
+    want = meant_names(calls("get_weather" * 40), REQUEST)
+    assert want == calls("get_weather")
+    assert compare(want, calls("get_weather")) == []
+    [problem] = compare(want, calls("get_weather" * 40))
+    assert problem.startswith("tool_calls:")
+    assert meant_names(calls("a" * 3, "get_weather"), REQUEST) == calls("a", "get_weather")
 
 
-def test_any_other_difference_is_not() -> None:
-    assert not _recovered_names(calls("get_weather"), calls("get_weather"))  # nothing differs
-    assert not _recovered_names(calls("get_weatherget_weat"), calls("get_weather"))  # not a whole repetition
-    assert not _recovered_names(calls("get_weather" * 2), calls("get_time"))
-    assert not _recovered_names(calls("get_weather" * 2), calls("get_weather", arguments="{}"))  # arguments lost
-    assert not _recovered_names(calls("get_weather" * 2), calls(""))
-    assert not _recovered_names(calls("a", "b"), calls("a"))  # a call lost
-    assert not _recovered_names({"tool_calls": []}, {"tool_calls": []})
+def test_any_other_name_is_left_as_the_bytes_say() -> None:
+    assert meant_names(calls("get_weatherget_weat"), REQUEST) == calls("get_weatherget_weat")  # no whole repetition
+    assert meant_names(calls("get_time" * 2), REQUEST) == calls("get_time" * 2)  # not offered
+    assert meant_names(calls("get_weather" * 2), {"model": "m"}) == calls("get_weather" * 2)  # nothing offered
+    assert meant_names({"tool_calls": []}, REQUEST) == {"tool_calls": []}
 
 
 def responses_call(deltas: list[str], final: str) -> object:

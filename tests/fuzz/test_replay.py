@@ -219,3 +219,33 @@ def test_ndjson_clients_are_fuzzed_on_the_ollama_routes() -> None:
     [naive] = run_client(NAIVE_NDJSON, [fixtures["seeds/ollama-chat"]], ["random"], seed=1, examples=6,
                          max_shrinks=30)
     assert naive.problems and naive.cuts, naive  # whole, it is right; a frame cut across reads is lost
+
+
+@pytest.mark.parametrize("framing", ["chunked", "content-length"])
+def test_a_body_the_server_cut_is_replayed_cut(framing: str, tmp_path: Path) -> None:
+    """Issue 60: a stream the server ended mid-body (TRN-021) was replayed close-delimited, a clean end: five clients
+    "worked" where live they all failed. Replayed as the server framed it, the client's read fails at the same byte;
+    a correct client reports an error, with the text that arrived before it."""
+    import dataclasses
+
+    import httpx
+
+    from conformance.exchange import Exchange
+    from conformance.fixtures import Fixture
+    from conformance.fuzz.client_fuzz import compare, expected
+    from conformance.model.observations import Observations
+
+    body = (b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,'
+            b'"delta":{"role":"assistant","content":"Hel"},"finish_reason":null}]}\n\n')
+    headers = (("content-type", "text/event-stream"),
+               ("transfer-encoding", "chunked") if framing == "chunked" else ("content-length", "9999"))
+    ex = Exchange(request={"model": "m", "messages": [], "stream": True}, body=body, headers=headers,
+                  observations=dataclasses.replace(Observations(), aborted="protocol error"))
+    fx = Fixture("cut", tmp_path / "cut.sse", {}, ex)
+    with ReplayServer([fx], chunking="whole") as server, pytest.raises(httpx.RemoteProtocolError), \
+            httpx.stream("POST", f"{server.base_url}/chat/completions", json={}) as response:
+        b"".join(response.iter_raw())
+    want = expected(fx)
+    assert want["complete"] is False and "mid-body" in want["error"]["message"] and want["content"] == "Hel"
+    assert compare(want, {**want, "error": {"message": "RemoteProtocolError: peer closed connection"}}) == []
+    assert {p.split(":")[0] for p in compare(want, {**want, "error": None, "complete": True})} == {"error", "complete"}

@@ -2,7 +2,8 @@
 // cli-wrapper.cjs) pointed at the replay server with ANTHROPIC_BASE_URL, headless: `claude -p` with
 // --output-format stream-json, one turn (--max-turns 1: an answer that calls a tool ends the turn after the call, so
 // each run makes one request), no retries. What the user ends up with is read from the messages and the result it
-// prints: the text and thinking blocks, the tool_use blocks, the result's stop_reason and usage, is_error.
+// prints: the text and thinking blocks, the tool_use blocks, and the result's is_error (an error the user sees,
+// whatever came before it).
 // `record` runs it against the recording server instead, for as many turns as it takes.
 import { fileURLToPath } from "node:url";
 import { ended, scratch, run } from "./_agent.mjs";
@@ -44,9 +45,11 @@ async function one() {
       }
     } else if (line.type === "result" && result === null) result = line;
   }
-  if (first !== null) {
+  if (first !== null && !(result && result.is_error && result.subtype !== "error_max_turns")) {
     out.complete = true; // the first answer reached the user whole; what followed is not in the recording
   } else if (result) {
+    // the run's own error report counts (is_error: the user sees "API Error: ..."), even after an answer arrived;
+    // the turn limit this adapter sets (error_max_turns) is not the server's
     const why = String(result.result ?? result.api_error_status ?? "");
     out.error = { message: `claude-code ${result.subtype || "error"}: ${why}`.slice(0, 300) };
     out.complete = !result.is_error;
