@@ -85,8 +85,12 @@ CLIENTS: dict[str, Client] = {c.name: c for c in (
            raises_by_design=("LengthFinishReasonError", "ContentFilterFinishReasonError")),
     Client("openai-python-completions", "openai (Python) completions.create(stream=True)", "python",
            ("openai==3.57.0",), "openai_python.py", ("completions",), protocol="completions"),
+    # with a response_format langchain-openai streams through openai-python's parse helper, which raises on a length
+    # or content_filter finish whatever the server (langchain_openai/chat_models/base.py, _stream with
+    # response_format: client.beta.chat.completions.stream)
     Client("langchain-openai", "langchain-openai ChatOpenAI.stream", "python", ("langchain-openai==1.8.1",),
-           "langchain_openai_stream.py"),
+           "langchain_openai_stream.py",
+           raises_by_design=("LengthFinishReasonError", "ContentFilterFinishReasonError")),
     Client("litellm", "litellm completion(stream=True), openai/<model>", "python", ("litellm==1.108.7",),
            "litellm_python.py"),
     Client("ollama-python", "ollama (Python) chat/generate(stream=True)", "python", ("ollama==0.6.3",),
@@ -321,19 +325,24 @@ def _batch(command: list[str], server: Any, fixtures: list[Any], timeout: float)
     server.fixture, server.served = (fixtures[0] if server.limit is not None else None), 0
     server.wrong_paths.clear()
     server.wrong_at.clear()
+    import tempfile
+
     from conformance.protocols import client_environment
 
-    env = {**os.environ, **client_environment(server.base_url, server.host_url),
-           "CONFORMANCE_REPLAY_COUNT": str(len(fixtures)),
-           "CONFORMANCE_REPLAY_PATHS": ",".join(served_path(fx) for fx in fixtures)}
-    try:
-        proc = subprocess.run(command, env=env, capture_output=True, timeout=timeout * len(fixtures) + 30,
-                              check=False, stdin=subprocess.DEVNULL)
-        stdout, stderr = proc.stdout, proc.stderr
-    except subprocess.TimeoutExpired as exc:
-        stdout, stderr = exc.stdout or b"", exc.stderr or b""
-    except OSError as exc:
-        raise ClientCannotRun(f"the client could not start: {exc.strerror or exc}") from None
+    with tempfile.TemporaryDirectory(prefix="conformance-replay-") as folder:
+        requests = Path(folder) / "requests.json"  # each exchange's recorded request: its tools, choice, options
+        requests.write_text(json_text([fx.exchange.request for fx in fixtures]), encoding="utf-8")
+        env = {**os.environ, **client_environment(server.base_url, server.host_url),
+               "CONFORMANCE_REPLAY_COUNT": str(len(fixtures)), "CONFORMANCE_REPLAY_REQUESTS": str(requests),
+               "CONFORMANCE_REPLAY_PATHS": ",".join(served_path(fx) for fx in fixtures)}
+        try:
+            proc = subprocess.run(command, env=env, capture_output=True, timeout=timeout * len(fixtures) + 30,
+                                  check=False, stdin=subprocess.DEVNULL)
+            stdout, stderr = proc.stdout, proc.stderr
+        except subprocess.TimeoutExpired as exc:
+            stdout, stderr = exc.stdout or b"", exc.stderr or b""
+        except OSError as exc:
+            raise ClientCannotRun(f"the client could not start: {exc.strerror or exc}") from None
     lines = [ln for ln in stdout.decode("utf-8", "replace").splitlines() if ln.startswith("{")]
     if not lines:
         missing = MISSING_MODULE.search(stderr.decode("utf-8", "replace"))

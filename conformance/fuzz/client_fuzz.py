@@ -152,17 +152,24 @@ class _Runner:
     def __call__(self, fx: Fixture) -> tuple[dict[str, Any] | None, list[str]]:
         self.server.fixture = fx
         self.server.wrong_paths.clear()
-        from conformance.protocols import client_environment
+        import tempfile
 
-        env = {**os.environ, **client_environment(self.server.base_url, self.server.host_url),
-               "CONFORMANCE_REPLAY_PATH": served_path(fx)}
-        try:
-            proc = subprocess.run(self.command, env=env, capture_output=True, timeout=self.timeout,
-                                  check=False, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            return None, [f"the client did not finish within {self.timeout:.0f} s"]
-        except OSError as exc:
-            return None, [f"the client could not start: {exc.strerror or exc}"]
+        from conformance.protocols import client_environment
+        from conformance.wire.untrusted import json_text
+
+        with tempfile.TemporaryDirectory(prefix="conformance-replay-") as folder:
+            requests = os.path.join(folder, "requests.json")  # the recorded request: its tools, choice, options
+            with open(requests, "w", encoding="utf-8") as handle:
+                handle.write(json_text([fx.exchange.request]))
+            env = {**os.environ, **client_environment(self.server.base_url, self.server.host_url),
+                   "CONFORMANCE_REPLAY_PATH": served_path(fx), "CONFORMANCE_REPLAY_REQUESTS": requests}
+            try:
+                proc = subprocess.run(self.command, env=env, capture_output=True, timeout=self.timeout,
+                                      check=False, stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                return None, [f"the client did not finish within {self.timeout:.0f} s"]
+            except OSError as exc:
+                return None, [f"the client could not start: {exc.strerror or exc}"]
         try:
             lines = proc.stdout.decode("utf-8").strip().splitlines()
         except UnicodeDecodeError:

@@ -21,6 +21,42 @@ def blank(client: str, dist: str = "") -> dict[str, Any]:
             "complete": False, "client": client}
 
 
+def recorded(i: int) -> dict[str, Any]:
+    """The request the scenario sent for the ``i``-th exchange replayed (CONFORMANCE_REPLAY_REQUESTS, a JSON file of
+    one request body per exchange): the adapter sends its tools, tool choice and options, so that the client's own
+    checks run on them (a client that refuses a tool call under tool_choice none does so only when it sent none)."""
+    path = os.environ.get("CONFORMANCE_REPLAY_REQUESTS")
+    if not path:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            requests = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    request = requests[i] if isinstance(requests, list) and i < len(requests) else None
+    return request if isinstance(request, dict) else {}
+
+
+# what a chat adapter sends of the recorded request beside its own model and messages
+CHAT_OPTIONS = ("tools", "tool_choice", "parallel_tool_calls", "max_tokens", "max_completion_tokens", "stop",
+                "response_format")
+
+
+def chat_options(request: dict[str, Any]) -> dict[str, Any]:
+    """The recorded chat request's tools, tool choice and options, as keyword arguments: function tools only (a
+    client may refuse another kind before it sends anything, and the replay answers the exchanges in turn, one
+    request each), and no tool choice without them."""
+    out = {k: request[k] for k in CHAT_OPTIONS if request.get(k) is not None}
+    tools = [t for t in out.get("tools") or [] if isinstance(t, dict) and t.get("type") == "function"]
+    if tools:
+        out["tools"] = tools
+    else:
+        out.pop("tools", None)
+        out.pop("tool_choice", None)
+        out.pop("parallel_tool_calls", None)
+    return out
+
+
 def serve(one: Callable[[int], dict[str, Any]]) -> None:
     """CONFORMANCE_REPLAY_COUNT requests, one after another (the replay server serves its exchanges in turn), each
     printed as one JSON line as it ends; ``one`` gets the request's number."""

@@ -10,9 +10,17 @@ import json
 import sys
 from typing import Any
 
-from _replay import blank, serve
+from _replay import blank, recorded, serve
 
 REQUEST: dict[str, Any] = {"model": "replay", "max_tokens": 256, "messages": [{"role": "user", "content": "Hi"}]}
+# what is sent of the recorded request beside the model and messages: its tools, choice and options
+OPTIONS = ("tools", "tool_choice", "max_tokens", "system", "stop_sequences", "thinking")
+
+
+def request(i: int) -> dict[str, Any]:
+    """The adapter's request with the ``i``-th exchange's tools, tool choice and options."""
+    asked = recorded(i)
+    return {**REQUEST, **{k: asked[k] for k in OPTIONS if asked.get(k) is not None}}
 
 
 def _usage(prompt: Any, completion: Any) -> dict[str, Any]:
@@ -35,12 +43,12 @@ def _final(out: dict[str, Any], message: Any) -> None:
         out["usage"] = _usage(message.usage.input_tokens, message.usage.output_tokens)
 
 
-def _raw(out: dict[str, Any], client: Any) -> None:
+def _raw(out: dict[str, Any], client: Any, asked: dict[str, Any]) -> None:
     """create(stream=True): the events, assembled by index (text and thinking deltas appended, input_json_delta
     pieces joined and parsed at content_block_stop)."""
     blocks: dict[int, dict[str, Any]] = {}
     usage: dict[str, Any] = {}
-    for event in client.messages.create(stream=True, **REQUEST):
+    for event in client.messages.create(stream=True, **asked):
         if event.type == "message_start":
             usage = {"input_tokens": event.message.usage.input_tokens,
                      "output_tokens": event.message.usage.output_tokens}
@@ -74,8 +82,8 @@ def _raw(out: dict[str, Any], client: Any) -> None:
         out["usage"] = _usage(usage.get("input_tokens"), usage.get("output_tokens"))
 
 
-def one() -> dict[str, Any]:
-    """One request; what the client's user ends up with."""
+def one(i: int = 0) -> dict[str, Any]:
+    """One request (the ``i``-th exchange's tools and options); what the client's user ends up with."""
     import anthropic
 
     mode = sys.argv[1] if len(sys.argv) > 1 else "stream"
@@ -83,9 +91,9 @@ def one() -> dict[str, Any]:
     client = anthropic.Anthropic(max_retries=0, timeout=30)  # ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY
     try:
         if mode == "create":
-            _raw(out, client)
+            _raw(out, client, request(i))
         else:
-            with client.messages.stream(**REQUEST) as stream:
+            with client.messages.stream(**request(i)) as stream:
                 for _ in stream:
                     pass
                 final = stream.get_final_message()
@@ -97,7 +105,7 @@ def one() -> dict[str, Any]:
 
 
 def main() -> None:
-    serve(lambda _: one())
+    serve(one)
 
 
 if __name__ == "__main__":

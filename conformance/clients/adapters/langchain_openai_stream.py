@@ -7,11 +7,11 @@ import json
 import os
 from typing import Any
 
-from _replay import blank, serve
+from _replay import blank, chat_options, recorded, serve
 
 
-def one() -> dict[str, Any]:
-    """One request; what the client's user ends up with."""
+def one(i: int = 0) -> dict[str, Any]:
+    """One request (the ``i``-th exchange's tools and options); what the client's user ends up with."""
     import langchain_openai
     from langchain_openai import ChatOpenAI
 
@@ -19,9 +19,13 @@ def one() -> dict[str, Any]:
     out = blank(f"langchain-openai {version}".strip())
     model = ChatOpenAI(model="replay", base_url=os.environ["OPENAI_BASE_URL"],
                        api_key=os.environ.get("OPENAI_API_KEY", "x"), max_retries=0, timeout=30, stream_usage=True)
+    options = chat_options(recorded(i))
+    tools, choice = options.pop("tools", None), options.pop("tool_choice", None)
     try:
+        runnable = model.bind_tools(tools, tool_choice=choice) if tools else model
+        runnable = runnable.bind(**options) if options else runnable  # max_tokens, stop, ... as the request had them
         total = None
-        for chunk in model.stream("Hi"):
+        for chunk in runnable.stream("Hi"):
             total = chunk if total is None else total + chunk
         if total is not None:
             content = total.content
@@ -43,7 +47,7 @@ def one() -> dict[str, Any]:
 
 
 def main() -> None:
-    serve(lambda _: one())
+    serve(one)
 
 
 if __name__ == "__main__":

@@ -6,11 +6,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from _replay import blank, serve
+from _replay import blank, chat_options, recorded, serve
 
 
-def one() -> dict[str, Any]:
-    """One request; what the client's user ends up with."""
+def one(i: int = 0) -> dict[str, Any]:
+    """One request (the ``i``-th exchange's tools and options); what the client's user ends up with."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no download of the cost map at import
     import litellm
 
@@ -20,7 +20,7 @@ def one() -> dict[str, Any]:
         stream = litellm.completion(model="openai/replay", api_base=os.environ["OPENAI_BASE_URL"],
                                     api_key=os.environ.get("OPENAI_API_KEY", "x"), stream=True, num_retries=0,
                                     messages=[{"role": "user", "content": "Hi"}], timeout=30,
-                                    stream_options={"include_usage": True})
+                                    stream_options={"include_usage": True}, **chat_options(recorded(i)))
         for chunk in stream:
             usage = getattr(chunk, "usage", None)
             if usage:
@@ -49,7 +49,7 @@ def one() -> dict[str, Any]:
 
 
 def main() -> None:
-    serve(lambda _: one())
+    serve(one)
 
 
 if __name__ == "__main__":

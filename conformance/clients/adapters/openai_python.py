@@ -10,11 +10,11 @@ import os
 import sys
 from typing import Any
 
-from _replay import blank, serve
+from _replay import blank, chat_options, recorded, serve
 
 
-def one() -> dict[str, Any]:
-    """One request; what the client's user ends up with."""
+def one(i: int = 0) -> dict[str, Any]:
+    """One request (the ``i``-th exchange's tools and options); what the client's user ends up with."""
     import openai
 
     mode = sys.argv[1] if len(sys.argv) > 1 else "stream"
@@ -22,7 +22,7 @@ def one() -> dict[str, Any]:
     client = openai.OpenAI(base_url=os.environ["OPENAI_BASE_URL"], api_key=os.environ.get("OPENAI_API_KEY", "x"),
                            max_retries=0, timeout=30)
     request = {"model": "replay", "messages": [{"role": "user", "content": "Hi"}],
-               "stream_options": {"include_usage": True}}
+               "stream_options": {"include_usage": True}, **chat_options(recorded(i))}
     try:
         if mode == "completions":
             for chunk in client.completions.create(model="replay", prompt="Hi", stream=True,
@@ -80,7 +80,7 @@ def one() -> dict[str, Any]:
 
 
 def main() -> None:
-    serve(lambda _: one())
+    serve(one)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,35 @@ export function version(dist) {
   }
 }
 
+// the request the scenario sent for the i-th exchange replayed (CONFORMANCE_REPLAY_REQUESTS, a JSON file of one
+// request body per exchange): the adapter sends its tools, tool choice and options, so the client's own checks run
+export function recorded(i) {
+  const path = process.env.CONFORMANCE_REPLAY_REQUESTS;
+  if (!path) return {};
+  try {
+    const all = JSON.parse(readFileSync(path, "utf8"));
+    const one = Array.isArray(all) ? all[i] : null;
+    return one && typeof one === "object" ? one : {};
+  } catch {
+    return {};
+  }
+}
+
+const CHAT_OPTIONS = ["tools", "tool_choice", "parallel_tool_calls", "max_tokens", "max_completion_tokens", "stop",
+                      "response_format"];
+
+// the recorded chat request's tools, tool choice and options
+// (function tools only: a client may refuse another kind before it sends anything, and the replay answers the
+// exchanges in turn, one request each; no tool choice without them)
+export function chatOptions(request) {
+  const out = {};
+  for (const key of CHAT_OPTIONS) if (request[key] !== undefined && request[key] !== null) out[key] = request[key];
+  const tools = (out.tools || []).filter((t) => t && t.type === "function");
+  if (tools.length) out.tools = tools;
+  else { delete out.tools; delete out.tool_choice; delete out.parallel_tool_calls; }
+  return out;
+}
+
 export function blank(client) {
   return { content: "", reasoning: "", tool_calls: [], finish_reason: null, usage: null, error: null,
            complete: false, client };

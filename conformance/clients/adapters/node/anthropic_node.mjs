@@ -3,10 +3,19 @@
 // from the events; `create` iterates messages.create({stream: true}) and assembles the raw events as the SDK's
 // README shows. Prints one JSON object per request: what the user ends up with.
 import Anthropic from "@anthropic-ai/sdk";
-import { blank, failure, pyJson, serve, usage, version } from "./_replay.mjs";
+import { blank, failure, pyJson, recorded, serve, usage, version } from "./_replay.mjs";
 
 const mode = process.argv[2] || "stream";
 const REQUEST = { model: "replay", max_tokens: 256, messages: [{ role: "user", content: "Hi" }] };
+// what is sent of the recorded request beside the model and messages: its tools, choice and options
+const OPTIONS = ["tools", "tool_choice", "max_tokens", "system", "stop_sequences", "thinking"];
+
+function request(i) {
+  const asked = recorded(i);
+  const out = { ...REQUEST };
+  for (const key of OPTIONS) if (asked[key] !== undefined && asked[key] !== null) out[key] = asked[key];
+  return out;
+}
 
 function read(out, blocks) {
   for (const block of blocks) {
@@ -18,14 +27,14 @@ function read(out, blocks) {
   }
 }
 
-async function one() {
+async function one(i) {
   const out = blank(`@anthropic-ai/sdk ${version("@anthropic-ai/sdk")} (${mode})`);
   const client = new Anthropic({ maxRetries: 0, timeout: 30000 });
   try {
     if (mode === "create") {
       const blocks = new Map();
       let u = null;
-      const stream = await client.messages.create({ ...REQUEST, stream: true });
+      const stream = await client.messages.create({ ...request(i), stream: true });
       for await (const event of stream) {
         if (event.type === "message_start") u = { ...event.message.usage };
         else if (event.type === "content_block_start") blocks.set(event.index, { ...event.content_block, json: "" });
@@ -44,7 +53,7 @@ async function one() {
       read(out, ordered);
       out.usage = usage(u);
     } else {
-      const stream = client.messages.stream(REQUEST);
+      const stream = client.messages.stream(request(i));
       for await (const _event of stream) { /* the SDK accumulates the message from the events */ }
       const final = await stream.finalMessage();
       read(out, final.content || []);

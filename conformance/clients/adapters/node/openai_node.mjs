@@ -3,7 +3,7 @@
 // responses.stream() and reads stream.finalResponse(), the Response the SDK built from the events. Prints one JSON
 // object per request: what the user ends up with.
 import OpenAI from "openai";
-import { blank, failure, serve, version } from "./_replay.mjs";
+import { blank, chatOptions, failure, recorded, serve, version } from "./_replay.mjs";
 
 const mode = process.argv[2] || "stream";
 
@@ -12,13 +12,13 @@ function client() {
                       maxRetries: 0, timeout: 30000 });
 }
 
-async function chat() {
+async function chat(i) {
   const out = blank(`openai-node ${version("openai")} (${mode})`);
   const calls = new Map();
   try {
     const stream = await client().chat.completions.create({
       model: "replay", messages: [{ role: "user", content: "Hi" }], stream: true,
-      stream_options: { include_usage: true } });
+      stream_options: { include_usage: true }, ...chatOptions(recorded(i)) });
     for await (const chunk of stream) {
       if (chunk.usage) out.usage = chunk.usage;
       const choice = (chunk.choices || []).find((c) => c.index === 0); // the first choice's
@@ -74,4 +74,4 @@ async function responses() {
   return out;
 }
 
-await serve(() => (mode === "responses" ? responses() : chat()));
+await serve((i) => (mode === "responses" ? responses() : chat(i)));

@@ -2,10 +2,30 @@
 // as its users do: text and reasoning deltas, tool-input deltas by call id, the finish part's raw finish reason and
 // total usage, error parts. Prints one JSON object per request: what the user ends up with.
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { streamText } from "ai";
-import { blank, failure, serve, version } from "./_replay.mjs";
+import { jsonSchema, streamText, tool } from "ai";
+import { blank, failure, recorded, serve, version } from "./_replay.mjs";
 
-async function one() {
+// the recorded request's tools and tool choice as the SDK takes them (its own checks run on them: a tool call in a
+// stream asked for with tool_choice none is its ToolChoiceViolationError), and its output cap
+function options(request) {
+  const out = {};
+  const tools = {};
+  for (const t of request.tools || []) {
+    const fn = t && t.type === "function" ? t.function : null;
+    if (fn && typeof fn.name === "string") {
+      tools[fn.name] = tool({ description: fn.description, inputSchema: jsonSchema(fn.parameters || { type: "object" }) });
+    }
+  }
+  if (Object.keys(tools).length) out.tools = tools;
+  const choice = request.tool_choice;
+  if (choice === "none" || choice === "auto" || choice === "required") out.toolChoice = choice;
+  else if (choice && choice.type === "function" && choice.function) out.toolChoice = { type: "tool", toolName: choice.function.name };
+  const cap = request.max_completion_tokens ?? request.max_tokens;
+  if (Number.isInteger(cap)) out.maxOutputTokens = cap;
+  return out;
+}
+
+async function one(i) {
   const out = blank(`ai ${version("ai")} + @ai-sdk/openai-compatible ${version("@ai-sdk/openai-compatible")}`);
   const provider = createOpenAICompatible({ name: "replay", baseURL: process.env.OPENAI_BASE_URL,
                                             apiKey: process.env.OPENAI_API_KEY || "x", includeUsage: true });
@@ -13,7 +33,7 @@ async function one() {
   let finished = false;
   try {
     const result = streamText({ model: provider.chatModel("replay"), prompt: "Hi", maxRetries: 0,
-                                abortSignal: AbortSignal.timeout(30000), onError: () => {} });
+                                abortSignal: AbortSignal.timeout(30000), onError: () => {}, ...options(recorded(i)) });
     for await (const part of result.fullStream) {
       switch (part.type) {
         case "text-delta": out.content += part.text ?? part.delta ?? ""; break;
