@@ -178,6 +178,10 @@ RULES: tuple[Rule, ...] = (
        "its last chunk, fewer bytes than its Content-Length)",
        f"{RFC9112}.3 (message body length: an incomplete message is an error); {WIRE} §3.1 (a stream ends with its "
        "terminator, not a dropped connection)"),
+    _r("TRN-022", "transport", "advisory", "both",
+       "X-NPU-Proxy-* headers, where a server sends them, agree: X-NPU-Proxy-Device is the execution device, and "
+       "X-NPU-Proxy-Fallback-Reason is present exactly when the execution device differs from the routed one",
+       f"{NPU} Request/response headers"),
     # framing
     _r("SSE-001", "framing", "must", "stream", "The event stream is valid UTF-8", f"{WHATWG}; {WIRE} §3.1", "B8"),
     _r("SSE-002", "framing", "must", "stream", "The stream ends with a data: [DONE] event",
@@ -340,8 +344,8 @@ RULES: tuple[Rule, ...] = (
     _r("TOOL-020", "tools", "must", "both", "A history with the assistant's tool calls and their results is accepted",
        f"{WIRE} §2.2 (assistant turns with tool calls, tool results); {STRICT} tool calls (the client runs the loop)"),
     _r("TOOL-021", "tools", "should", "both",
-       "A tool that is not a function (a custom tool) is answered, or refused with a 4xx (400 where the dialect takes "
-       "only function tools)", f"{OPENAI} (tools: function or custom); {STRICT} tool calls (the server accepts only "
+       "A tool that is not a function (a custom tool) is answered, or refused with a 4xx (refused where the dialect "
+       "takes only function tools)", f"{OPENAI} (tools: function or custom); {STRICT} tool calls (the server accepts only "
        "function tools)"),
     _r("TOOL-022", "tools", "should", "both",
        "A tool schema in the nullable and union forms (a type plus null, two-branch anyOf, disjoint oneOf, string "

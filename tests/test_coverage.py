@@ -92,3 +92,20 @@ def test_every_seed_example_passes_or_says_why_not() -> None:
     assert [name for name, _, why in rows if why == "UNEXPLAINED"] == []
     listed = {name: rules for name, rules, _ in rows if name in ABBREVIATED}
     assert listed == {name: " ".join(sorted(rules.split())) for name, (rules, _) in ABBREVIATED.items()}
+
+
+RULE_ID = __import__("re").compile(r"\b[A-Z]{2,4}-\d{3}\b")
+
+
+def test_a_not_judged_entry_names_no_rule() -> None:
+    """Issue 60: an entry said "not judged" while naming the rule that judges it (a 504: ERR-024; an in-flight token
+    after a cancel: CAN-001). A statement a rule judges is a fact with that rule and its fixtures, not an exception."""
+    assert [(seed, cue[:40], RULE_ID.findall(why)) for seed, cue, why in NOT_JUDGED if RULE_ID.search(why)] == []
+
+
+@pytest.mark.parametrize("fact", [f for f in FACTS if f.live and not f.dialect], ids=lambda f: f"{f.seed}:{_flat(f.cue)[:40]}")
+def test_every_live_scenario_of_a_fact_judges_it(fact: Fact) -> None:
+    """Each scenario a fact lists judged one of its rules in the reference report (issue 60: error-oversized was
+    listed under a rule that never judges it)."""
+    live = [s for s in fact.live if not BY_NAME[s].opt_in and BY_NAME[s].runs_under("openai")]
+    assert [s for s in live if not {(r, s) for r in fact.rules} & JUDGED] == []

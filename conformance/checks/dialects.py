@@ -116,12 +116,19 @@ def profile_events(a: Analysis) -> Iterator[Finding]:
                       "an afm_profile event after the finish and usage, before [DONE]")
         return
     last_chunk, done = a.watch.last_plain_chunk, a.watch.done
+    count = a.watch.profile_count
+    if count > 1 and asked in ("true", "extended"):  # seed 000: the header adds one profile object
+        second = _profile_payloads(a)[1]
+        yield finding(a, "CHK-020", f"{count} profile events", "one profile event", event=second.index)
     for p in _profile_payloads(a):
         key = next(k for k in PROFILE_KEYS if k in p.value)
         if asked not in ("true", "extended"):
             yield finding(a, "CHK-020", f"{key} without X-AFM-Profile", "profile events only when asked",
                           event=p.index)
             return
+        wanted = "afm_profile_extended" if asked == "extended" else "afm_profile"
+        if key != wanted:
+            yield finding(a, "CHK-020", f"{key} for X-AFM-Profile: {asked}", f"{wanted} (seed 000)", event=p.index)
         if "choices" in p.value:
             yield finding(a, "CHK-020", f"{key} with a choices array", "no choices (an AFM extension)", event=p.index)
         if p.index < last_chunk or (done is not None and p.index > done):
@@ -165,8 +172,9 @@ def union_schema(a: Analysis) -> Iterator[Finding]:
 def non_function_tool(a: Analysis) -> Iterator[Finding]:
     yield from _answered_or_refused(a, "TOOL-021", "a custom (non-function) tool beside a function")
     status = a.exchange.status
-    if a.expects("function-tools-only") and status is not None and status != 400:
-        yield finding(a, "TOOL-021", f"status {status}", "400 (seed 001: the server accepts only function tools)")
+    if a.expects("function-tools-only") and status is not None and not 400 <= status < 500:
+        yield finding(a, "TOOL-021", f"status {status}", "a 4xx refusal (seed 001: the server accepts only function "
+                      "tools; it names no status)")
 
 
 def _answered(a: Analysis, rule: str, what: str, expected: str) -> Iterator[Finding]:

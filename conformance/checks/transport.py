@@ -137,6 +137,25 @@ def whole_body(a: Analysis) -> Iterator[Finding]:
                       offset=len(a.exchange.body))
 
 
+@check("TRN-022", when=(lambda a: any(name.lower().startswith("x-npu-proxy-") for name, _ in a.exchange.headers),))
+def npu_proxy_headers(a: Analysis) -> Iterator[Finding]:
+    """Seed 002's routing headers: X-NPU-Proxy-Device equals the execution device (kept for backward
+    compatibility), and a fallback reason is given only, and always, when the request ran elsewhere than routed."""
+    device, executed = a.exchange.header("x-npu-proxy-device"), a.exchange.header("x-npu-proxy-execution-device")
+    routed, reason = a.exchange.header("x-npu-proxy-routed-device"), a.exchange.header("x-npu-proxy-fallback-reason")
+    if device is not None and executed is not None and device.strip() != executed.strip():
+        yield finding(a, "TRN-022", f"X-NPU-Proxy-Device {device!r}, X-NPU-Proxy-Execution-Device {executed!r}",
+                      "the same device (X-NPU-Proxy-Device equals the execution device)")
+    if routed is not None and executed is not None:
+        moved = routed.strip() != executed.strip()
+        if moved and reason is None:
+            yield finding(a, "TRN-022", f"routed to {routed!r}, executed on {executed!r}, no fallback reason",
+                          "X-NPU-Proxy-Fallback-Reason when the execution device differs from the routed one")
+        elif not moved and reason is not None:
+            yield finding(a, "TRN-022", f"X-NPU-Proxy-Fallback-Reason {reason!r} on a request executed where routed",
+                          "a fallback reason only when the execution device differs from the routed one")
+
+
 @check("TRN-014", when=(lambda a: not a.exchange.observations.headers_unknown,))
 def answered(a: Analysis) -> Iterator[Finding]:
     obs = a.exchange.observations

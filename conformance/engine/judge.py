@@ -122,7 +122,7 @@ def judge(outcome: Outcome, caps: dict[str, dict[str, Any]], settings: Settings,
                                      "\n".join(f.message for f in v.findings[:3]) or v.message, None,
                                      outcome.reproducer, findings=[f.to_json() for f in v.findings])
                           for ex in outcome.exchanges for v in judged(analyze(ex, settings.profile), rule_ids)
-                          if v.rule.id in ALWAYS and v.outcome != "not_applicable"]
+                          if v.rule.id in ALWAYS | REFUSAL_ITSELF and v.outcome != "not_applicable"]
     entries: list[CheckEntry] = []
     variant = refused_variant(outcome.exchanges[0]) if sc.needs is not None else None
     usage_skip = _skip_reason("usage", caps, settings)  # scenarios that ask for usage besides the usage probe
@@ -166,6 +166,9 @@ def _skipped(sc: Any, reason: str, rule_ids: frozenset[str] | None, reproducer: 
 
 
 ALWAYS = frozenset({"ERR-021", "TRN-014"})  # judged even where a capability is unsupported
+# ... and the refusal that made it unsupported, where the profile documents how it is refused (seed 001's 400
+# unsupported_value naming the field, under --profile strict): a refusal with another code is no documented refusal
+REFUSAL_ITSELF = frozenset({"ERR-026"})
 # A valid request refused for a cause its message names (the prompt beyond the context, a rate limit, the key, the
 # body's size, an overloaded server): the rules that judge a refusal as such (its status, envelope, code) still judge
 # it; a rule that would blame the request's feature (a tool_result turn, system blocks, an agent's request) is

@@ -131,7 +131,8 @@ FACTS: tuple[Fact, ...] = (
        "seeds/afm-cancelled defects/cancelled-as-stop"),
     _f("000", "Optional profiling events", "`X-AFM-Profile: true`",
        "X-AFM-Profile: true adds one afm_profile object.", "CHK-020", "afm-profile",
-       "seeds/afm-profile defects/profile-event-unasked defects/afm-profile-ignored", dialect="afm"),
+       "seeds/afm-profile defects/profile-event-unasked defects/afm-profile-ignored defects/profile-keys-swapped "
+       "defects/profile-event-twice", dialect="afm"),
     _f("000", "Optional profiling events", "`X-AFM-Profile: extended`",
        "X-AFM-Profile: extended adds afm_profile_extended with summary and samples.", "CHK-020",
        "afm-profile-extended", "seeds/afm-profile-extended defects/profile-extended-no-samples", dialect="afm"),
@@ -150,7 +151,7 @@ FACTS: tuple[Fact, ...] = (
        "queue-full", "conformant/burst-bounded conformant/error-queue-full defects/burst-queued-without-bound"),
     _f("001", "Start the server", "enforced before prompt rendering and tokenization",
        "Limits and bad input are refused before the work, within the refusal deadline.", "ERR-017",
-       "error-context-overflow error-oversized", "conformant/error-context-overflow "
+       "error-context-overflow", "conformant/error-context-overflow "
        "defects/overflow-silent-past-deadline defects/overflow-keepalive-past-deadline"),
     _f("001", "Start the server", "max_completion_tokens",
        "max_completion_tokens caps the answer (finish length).", "FIN-006 FIN-007", "max-completion-tokens",
@@ -166,8 +167,8 @@ FACTS: tuple[Fact, ...] = (
        "The history with the assistant's calls and the tool results is accepted.", "TOOL-020", "tools-roundtrip",
        "conformant/tools-roundtrip defects/tools-roundtrip-refused"),
     _f("001", "Tool calls", "The server accepts only function tools",
-       "A custom (non-function) tool is answered or refused with a 4xx; under profile strict refused with 400; every "
-       "call is of type function.", "TOOL-021 TOOL-005", "tools-non-function tools-auto",
+       "A custom (non-function) tool is answered or refused with a 4xx; under profile strict refused (the seed names "
+       "no status); every call is of type function.", "TOOL-021 TOOL-005", "tools-non-function tools-auto",
        "conformant/tool-custom-answered conformant/tool-custom-refused defects/tool-custom-answered-strict "
        "defects/tool-custom-500 defects/tool-type-missing"),
     _f("001", "Tool calls", "Omit tool_choice or set it to auto to allow calls",
@@ -221,7 +222,7 @@ FACTS: tuple[Fact, ...] = (
        "seeds/strict-unknown-parameter defects/unknown-parameter-other-code", dialect="strict"),
     _f("001", "Supported API", "json_object and json_schema return unsupported_value",
        "A documented refusal of json_object/json_schema makes structured output unsupported, not failed.",
-       "STR-006", "json-object json-schema-strict", "conformant/expected-structured defects/expected-structured-missing"),
+       "STR-006", "json-schema-strict", "conformant/expected-structured defects/expected-structured-missing"),
     _f("001", "Supported API", "response_format is accepted only as",
        "json_object and json_schema are refused with 400 unsupported_value naming response_format (profile strict: "
        "elsewhere answering them is what OpenAI does).", "ERR-026", "json-object json-schema-strict",
@@ -300,7 +301,8 @@ FACTS: tuple[Fact, ...] = (
        "ollama-chat ollama-generate", "seeds/ollama-generate defects/ollama-no-done defects/ollama-done-no-reason "
        "defects/ollama-done-missing-early"),
     _f("002", "2. Ollama streaming", "done_reason is stop for natural completion",
-       "A natural end says done_reason stop.", "OLL-004", "ollama-chat",
+       "A natural end says done_reason stop: a length finish is judged against num_predict where the final frame "
+       "reports eval_count (without it, the tokens a frame holds are unknown).", "OLL-004", "ollama-chat",
        "seeds/ollama-chat defects/ollama-natural-end-length"),
     _f("002", "2. Ollama streaming", "length when generation reaches the effective max output token limit",
        "A generation cut by num_predict says done_reason length.", "OLL-011", "ollama-length",
@@ -318,9 +320,17 @@ FACTS: tuple[Fact, ...] = (
     _f("002", "Cancellation and timeouts", "If a client disconnects or the consumer stops",
        "A disconnect stops the generation, and other clients' streams go on.", "CAN-001 CAN-005", "disconnect",
        "conformant/disconnect-freed defects/disconnect-ignored defects/disconnect-delays-next"),
+    _f("002", "Cancellation and timeouts", "a native OpenVINO call already in flight may still finish its current token",
+       "After a disconnect, the token already in flight may still be produced: the generation is judged stopped "
+       "after a grace period, not at once.", "CAN-001", "disconnect",
+       "conformant/disconnect-freed defects/disconnect-ignored"),
+    _f("002", "Request/response headers", "X-NPU-Proxy-Fallback-Reason - present only when the execution device differs",
+       "The routing headers agree: X-NPU-Proxy-Device is the execution device, and a fallback reason comes exactly "
+       "when the request ran elsewhere than routed (advisory).", "TRN-022", "",
+       "conformant/npu-proxy-headers conformant/npu-proxy-fallback defects/npu-proxy-headers-inconsistent"),
     _f("002", "Request/response headers", "Streaming chat/generate responses can include",
        "X-Request-ID comes back, on the chat route (should) and the Ollama routes (advisory).", "TRN-006 OLL-012",
-       "stream-plain ollama-chat", "conformant/ollama-request-id defects/ollama-request-id-missing "
+       "request-id ollama-chat", "conformant/ollama-request-id defects/ollama-request-id-missing "
        "defects/request-id-not-echoed"),
     # seed 003: the wire protocol
     _f("003", "§1 Endpoints", "lists models", "GET /v1/models answers 200 JSON.", "MOD-001", "models",
@@ -338,7 +348,7 @@ FACTS: tuple[Fact, ...] = (
     _f("003", "§2.1 Fields", "Output cap", "completion_tokens stays within max_tokens.", "FIN-006",
        "max-tokens stream-long", "conformant/length-cut defects/max-tokens-ignored"),
     _f("003", "§2.1 Fields", "more than one choice is not supported",
-       "With n: 1 there is one choice, index 0.", "CHK-007", "stream-plain n-two",
+       "With n: 1 there is one choice, index 0.", "CHK-007", "stream-plain",
        "defects/choice-index-missing conformant/n-two"),
     _f("003", "§2.1 Fields", "`none`, `low`, `medium`, `high`, `xhigh`",
        "Every reasoning_effort value is accepted or refused as unsupported.", "RSN-010",
@@ -503,7 +513,7 @@ FACTS: tuple[Fact, ...] = (
        "A 429 may carry Retry-After (advisory).", "ERR-014", "queue-full",
        "conformant/error-queue-full defects/queue-full-no-retry-after"),
     _f("003", "§5 HTTP errors", "The body is `{\"error\":{\"code\":...,\"message\":...}}` on most servers",
-       "A refusal is JSON with an error object carrying message (and type, param, code).",
+       "A refusal is JSON with an error object carrying a message and a code (OpenAI's envelope adds type and param).",
        "ERR-001 ERR-002 ERR-003 ERR-004", "error-malformed-json",
        "conformant/error-malformed-json defects/error-plain-text defects/error-html defects/error-empty-message"),
     _f("003", "§5 HTTP errors", "Not expected from this API",
@@ -546,16 +556,13 @@ NOT_JUDGED: tuple[tuple[str, str, str], ...] = (
      "ignoring or refusing a misspelled key inside stream_options are both legal"),
     ("001", "It does not support the Responses API", "the absence of other APIs is legal"),
     ("001", "rejects the request if they do not fit the context",
-     "needs a vision model and an image beyond its context; for text ERR-011 judges it"),
+     "needs a vision model and an image beyond its context (a text prompt beyond it is seed 001's context fact)"),
     ("001", "Image bytes go to disk as the request body arrives", "memory use inside the server"),
     ("001", "stderr reports the request lifecycle", "server logs"),
     ("000", "Unknown, already completed, or expired IDs",
      "expired: the expiry time is not documented, so an expired id cannot be made on purpose"),
     ("002", "AsyncTokenStream defaults to 60s", "internal timeouts of one implementation"),
     ("002", "top_p and timeout are forwarded", "internal plumbing"),
-    ("002", "X-NPU-Proxy-Device", "vendor headers a server is free to send; no rule forbids extra headers"),
-    ("002", "a native OpenVINO call already in flight may still finish its current token",
-     "covered by CAN-001's grace period"),
     ("003", "A base URL must not carry userinfo, a query, or a fragment",
      "the suite applies it to its own --base-url (tests/test_target.py); not a server's behaviour"),
     ("003", "Streaming it\nfrom disk needs the exact length up front",
@@ -571,8 +578,9 @@ NOT_JUDGED: tuple[tuple[str, str, str], ...] = (
     ("003", "The offsets do not behave as documented",
      "the recording contradicts the documentation, so the suite judges neither"),
     ("003", "| 408, 504 | Timeout |",
-     "a timeout is the server's or a gateway's verdict on time, not on the request: ERR-024 takes none from it "
-     "(NOT_A_VERDICT), and whether a client retries is the client's own policy, which no replayed stream shows"),
+     "what the statuses mean, a timeout, is the server's or a gateway's verdict on time, not on the request (the "
+     "status itself is judged as any 4xx or 5xx is: a 5xx to bad input is a server error), and whether a client "
+     "retries is the client's own policy, which no replayed stream shows"),
     ("003", "An upstream `401` in a proxy is ambiguous", "a proxy's internal bookkeeping"),
     ("003", "the practical filter is a name heuristic",
      "the client's side: the suite's own model discovery applies it (engine.runner.chat_model, "

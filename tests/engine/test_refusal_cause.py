@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -115,3 +116,37 @@ def test_a_prompt_beyond_the_stated_context_is_not_sent(tmp_path: Path) -> None:
     assert why["stream-plain"] is None
     assert not [r for r in server.requests if b"tools" in r.body]
     assert "whose prompt is beyond the context the server states" in run.stdout
+
+
+def test_a_structured_refusal_with_another_code_fails_under_strict(tmp_path: Path) -> None:
+    """Issue 60: under --profile strict, json_schema refused with a code other than seed 001's unsupported_value
+    passed: the refusal made structured output unsupported and every rule of the scenario was skipped. The refusal
+    itself is judged (ERR-026); refused as documented, the capability is unsupported and nothing fails."""
+    import socket
+    import subprocess
+    import sys
+
+    from tests.hostile.servers import HostileServer, Req, answer, send
+
+    def refusing(code: str) -> Any:
+        def handler(conn: socket.socket, req: Req) -> None:
+            if b"response_format" in req.body:
+                send(conn, 400, {"Content-Type": "application/json"}, json.dumps({"error": {
+                    "message": "response_format is not supported", "type": "invalid_request_error",
+                    "param": "response_format", "code": code}}).encode())
+                return
+            answer(conn, req)
+        return handler
+
+    found = {}
+    for code in ("unsupported_value", "bad_request"):
+        with HostileServer(refusing(code)) as server:
+            out = tmp_path / code
+            run = subprocess.run([sys.executable, "-m", "conformance", "run", "--base-url", server.base_url, "--model",
+                                  "m", "--profile", "strict", "--scenario", "json-schema-strict", "--report-dir",
+                                  str(out)], capture_output=True, text=True, timeout=300, check=False)
+        assert "Traceback" not in run.stderr, run.stderr
+        doc = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        found[code] = {r["rule"]: r["outcome"] for r in doc["rules"] if r["rule"] == "ERR-026"}
+    assert found["bad_request"] == {"ERR-026": "failed"}
+    assert found["unsupported_value"] == {"ERR-026": "passed"}
