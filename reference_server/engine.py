@@ -91,6 +91,10 @@ class Engine:
         self.faults = faults or {}  # engine misbehaviour for the self-test only (reference_server.faults)
         self.model_dir = model_dir
         self.model_id = model_id or (MODEL_ID if (model_dir / "BUILD").exists() else str(model_dir))
+        # the bundled bigram machine (reference_server.model): its attention and MLP add nothing, so each position's
+        # logits are its own token's, and a prompt's answer is its last token's. Its prefill feeds that token alone:
+        # the same tokens come out, and an agent's 47K-token prompt costs what "Hi" does (issue 58)
+        self.last_token_only = (model_dir / "BUILD").exists()
         self.max_context = max_context
         self.queue_limit = queue_limit
         self.jobs: queue.Queue[Job] = queue.Queue()
@@ -194,8 +198,22 @@ class Engine:
         """The prompt tokens to feed and the KV cache to feed them into (None: no reuse for this job).
 
         Reuse is for plain generations on one slot: a logits processor (a grammar, a repetition
-        penalty) reads the tokens fed, which would then be only the new suffix.
+        penalty) reads the tokens fed, which would then be only the new suffix. The bundled model is fed its
+        prompt's last token alone (``last_token_only``): a grammar is told the prompt it is fed is that token.
         """
+        # (a repetition penalty reads the prompt's last tokens: such a job is fed its whole prompt)
+        if self.last_token_only and all(hasattr(p, "prompt_len") for p in job.processors):
+            for processor in job.processors:  # a grammar skips the prompt it is fed: now one token
+                if hasattr(processor, "prompt_len"):
+                    processor.prompt_len = 1
+            common = 0
+            if self.prompt_reuse:  # what a real KV cache would hold of this prompt: reported as cached tokens
+                for old, new in zip(self.cache_tokens, job.prompt, strict=False):
+                    if old != new:
+                        break
+                    common += 1
+                job.cached = min(common, len(job.prompt) - 1)
+            return job.prompt[-1:], None
         if not self.prompt_reuse or job.processors:
             return job.prompt, None
         from mlx_lm.models.cache import can_trim_prompt_cache, make_prompt_cache, trim_prompt_cache
@@ -291,7 +309,9 @@ class Engine:
         except BaseException:
             self.cache, self.cache_tokens = None, []
             raise
-        if cache is not None:  # what the cache holds now: the prompt and the tokens fed back
+        if cache is None and self.last_token_only and self.prompt_reuse and len(prompt) == 1:
+            self.cache_tokens = job.prompt + made  # (the prefix a real cache would hold now)
+        elif cache is not None:  # what the cache holds now: the prompt and the tokens fed back
             held, seen = cache[0].offset, job.prompt + made
             if held <= len(seen):
                 self.cache_tokens = seen[:held]
