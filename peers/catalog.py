@@ -154,7 +154,14 @@ CATALOG: list[Peer] = [
 ]
 
 # Servers the issue names that cannot be had here, with what was checked (reports/peers.json and the matrix say so).
-UNAVAILABLE: dict[str, str] = {
-    "ollama": "the registries reachable here carry only Ollama's Python client (ollama 0.6.3, nine Python files); "
-              "the server is a Go binary from ollama.com or GitHub, which this machine cannot reach",
+UNAVAILABLE: dict[str, str] = {  # each checked against the registries reachable here (2026-12-07)
+    "ollama": "the registries reachable here carry only Ollama's Python client (ollama 0.6.3, nine Python files) and "
+              "its npm client (ollama 0.6.4); the server is a Go binary from ollama.com or GitHub, which this machine "
+              "cannot reach",
+    "sglang": "PyPI's sglang 0.5.23 (cp311 manylinux_2_34) requires sglang-kernel 0.4.10, humming-kernels[cu13] and "
+              "quack-kernels (CUDA builds) and torch 2.14.1; its CPU backend needs sgl-kernel built from SGLang's "
+              "source (setup_cpu.py), and no CPU build of the kernels is on the index (sgl-kernel-cpu: none)",
+    "mistral.rs": "PyPI's mistralrs 0.9.5 is the Python binding (one module, mistralrs/__init__.py, an in-process "
+                  "Runner): no HTTP server; the server, mistralrs-server, is a Rust binary built with cargo from "
+                  "crates.io or GitHub, which this machine cannot reach",
 }
