@@ -329,6 +329,60 @@ def published(root: Path = ROOT) -> str:
     return "\n".join(lines)
 
 
+RULE_ID = re.compile(r"\b[A-Z]{2,4}-\d{3}\b")
+API_OF = {"RSP": "Responses", "MSG": "Messages", "CMP": "Completions", "OLL": "Ollama"}
+
+
+def notes_rows(folder: Path) -> list[tuple[list[str], str, Path]]:
+    """The rows of a server's NOTES.md tables (its own and its category folders'): (the rules the row names, its
+    verdict: yes, legal or no, the folder whose run it explains), for rows that name a rule as the run judges it
+    (not "— (was …)", a rule set ago)."""
+    rows = []
+    for notes in [folder / "NOTES.md", *sorted(folder.glob("*/NOTES.md"))]:
+        if not notes.exists():
+            continue
+        for line in notes.read_text(encoding="utf-8").splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) < 4 or not line.startswith("|") or cells[0].startswith(("—", "rule", "---")):
+                continue
+            verdict = cells[-1].lower()
+            kind = "yes" if verdict.startswith("yes") else "no" if verdict.startswith("no") else \
+                "legal" if verdict.startswith("legal") else ""
+            rules = RULE_ID.findall(cells[0])
+            if kind and rules:
+                rows.append((rules, kind, notes.parent))
+    return rows
+
+
+def recall_table(root: Path = ROOT) -> str:
+    """Per published server and API: the deviations its NOTES.md shows from the bytes and the server's source, how
+    many of them the suite's run failed (at any level: an advisory one is named), and its false verdicts (a must or
+    should failure a NOTES row calls no deviation; that every failing rule is explained is tests/test_published.py's)."""
+    lines = ["| server | API | deviations in NOTES.md | caught by the run | missed | false must/should verdicts |",
+             "|---|---|---:|---:|---:|---:|"]
+    for runs_file in sorted((root / "reports").glob("*/RUNS.json")):
+        folder = runs_file.parent
+        if folder.name == "reference" or not (folder / "NOTES.md").exists():
+            continue
+        failures: dict[Path, dict[str, Any]] = {}
+        per: dict[str, list[int]] = {}
+        for rules, kind, where in notes_rows(folder):
+            if where not in failures:  # the run the NOTES explain: the server's, or a category's run beside it
+                doc = _results(where) if (where / "results.json").exists() else {"rules": []}
+                failures[where] = {r["rule"]: r.get("level") for r in doc["rules"] if r["outcome"] in ("failed", "error")}
+            failed = failures[where]
+            api = API_OF.get(rules[0].split("-")[0], "Chat (and HTTP)")
+            cell = per.setdefault(api, [0, 0, 0, 0])
+            if kind == "yes":
+                cell[0] += 1
+                cell[1 if any(r in failed for r in rules) else 2] += 1
+            elif kind == "no" and any(failed.get(r) in ("must", "should") for r in rules):
+                cell[3] += 1
+        for api, (shown, caught, missed, false) in sorted(per.items()):
+            lines.append(f"| {folder.name} | {api} | {shown} | {caught} | {missed} | {false} |")
+    return "\n".join(lines)
+
+
 def selftest_table(root: Path = ROOT) -> str:
     """The table of the last whole self-test, as `conformance selftest` wrote it (reports/selftest/selftest.md)."""
     return (root / "reports" / "selftest" / "selftest.md").read_text(encoding="utf-8").strip()
@@ -422,6 +476,7 @@ GENERATORS: dict[str, Callable[[str | None], str]] = {
     "protocol-rules": lambda arg: protocol_rules(arg or ""),
     "scenarios": scenarios_table,
     "published": lambda arg: published(),
+    "recall": lambda arg: recall_table(),
     "reference-counts": lambda arg: reference_counts(),
     "rule-counts": lambda arg: rule_counts(),
     "selftest": lambda arg: selftest_table(),
