@@ -200,6 +200,10 @@ class Builder:
         elif kind == "reasoning" and self.open_kind != "reasoning":
             out += self.close()
             out += self._start({"type": "thinking", "thinking": "", "signature": ""}, "reasoning")
+        if kind == "tool" and not self.text.strip():
+            # whitespace before the input's JSON value is insignificant, and Anthropic's SDKs parse every partial_json
+            # they have joined (anthropic-python's jiter refuses one that is only whitespace): it is not sent
+            text = text.lstrip()
         if not text:
             return out
         self.text += text
