@@ -92,7 +92,7 @@ class Analysis:
     ndjson: NDJSONDecoder | None = None
     frames: Any = None  # Ollama's routes: the FrameWatch its lines were fed to (no line kept)
     json_body: Any = MISSING
-    payloads: list[Payload] = field(default_factory=list)
+    payloads: list[Any] = field(default_factory=list)  # the protocol's own payloads (chat's Payload, Responses' Event, ...)
     assembled: Assembled = field(default_factory=Assembled)
     wire_error: WireError | None = None
     judged_bytes: int | None = None  # set when only this many bytes of the body were judged (the caps below)

@@ -30,7 +30,6 @@ import subprocess
 import venv
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from conformance.wire.untrusted import json_text
@@ -425,6 +424,8 @@ def _recovered_terminal(fx: Any, got: dict[str, Any] | None, found: list[str]) -
     """A Responses stream whose terminal response object says other than its deltas (RSP-009): a client that
     returns the terminal object (openai-node's finalResponse) read what the server's own last word says. Its
     content and tool calls, held to that object, are then recovered, not lost."""
+    import dataclasses
+
     from conformance.exchange import analyze
     from conformance.fuzz.client_fuzz import compare
     from conformance.protocols.responses.assembler import Answer, from_response
@@ -438,7 +439,7 @@ def _recovered_terminal(fx: Any, got: dict[str, Any] | None, found: list[str]) -
         return found
     final = from_response(answer.response)
     final.terminal, final.errors = answer.terminal, answer.errors
-    view = client_view(SimpleNamespace(answer=final, wire_error=a.wire_error))
+    view = client_view(dataclasses.replace(a, answer=final))  # the same analysis, its answer the terminal object's
     if any(p.startswith(("content:", "tool_calls:")) for p in compare(view, got)):
         return found
     return [("recovered: the terminal response object's " + p.split(":", 1)[0] + ", which its deltas contradict "

@@ -25,7 +25,10 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from conformance.exchange import Analysis
 
 # The registry: one line per protocol (its package under conformance.protocols).
 REGISTRY = ("chat", "ollama", "responses", "messages", "completions")
@@ -51,11 +54,11 @@ class Protocol:
     framing: str  # sse | ndjson
     streams_by_default: bool  # whether a request without "stream" is answered with a stream
     # fill an Analysis from the body (pieces as they arrived): the single pass of decoding, assembling, ordering
-    analyze: Callable[[Any, Iterable[bytes]], None]
+    analyze: Callable[[Analysis, Iterable[bytes]], None]
     # whether a successful answer's stream ended as the protocol ends one (for "cut short" resends)
-    finished: Callable[[Any], bool]
+    finished: Callable[[Analysis], bool]
     # (completion tokens used, 1 when that is a count of events rather than a reported usage)
-    tokens_used: Callable[[Any], tuple[int, int]]
+    tokens_used: Callable[[Analysis], tuple[int, int]]
     # whether one SSE data payload shows the generation under way or over (the wait for "answered")
     answers: Callable[[str], bool]
     # offline (inspect, replay): whether the first bytes of a body look like this protocol, and the path to judge
@@ -64,7 +67,7 @@ class Protocol:
     path: str = ""
     # what a correct client library makes of an answer, in the shape client adapters print (content, reasoning,
     # tool_calls, finish_reason, usage, error, complete); None: the chat assembly as it is
-    client_view: Callable[[Any], dict[str, Any]] | None = None
+    client_view: Callable[[Analysis], dict[str, Any]] | None = None
     # one of OpenAI's APIs: its error envelope ({"error": {...}}) and its X-Request-ID echo apply (Ollama has its own)
     openai: bool = True
     # the headers every request of this protocol carries, given the run's API key (None: no key): where the key
@@ -72,7 +75,7 @@ class Protocol:
     headers: Callable[[str | None], dict[str, str]] | None = None
     # whether a successful answer to a capability's probe shows the capability ((supported, evidence)), for the
     # capabilities whose evidence is in the answer (None: answered is supported)
-    shows: Callable[[str, Any], tuple[bool, str] | None] | None = None
+    shows: Callable[[str, Analysis], tuple[bool, str] | None] | None = None
     # the environment a client library of this protocol reads its server from, given the replay's /v1 base URL and
     # its root (the base URL and key variables of the protocol's SDKs); None: OPENAI_BASE_URL and OPENAI_API_KEY
     client_env: Callable[[str, str], dict[str, str]] | None = None

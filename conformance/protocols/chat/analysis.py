@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from conformance.protocols.chat.assembler import assemble_body, decode_and_assemble
 from conformance.protocols.chat.watch import ChatWatch
 from conformance.wire.body import whole
 
+if TYPE_CHECKING:
+    from conformance.exchange import Analysis
 
-def analyze(a: Any, pieces: Iterable[bytes]) -> None:
+
+def analyze(a: Analysis, pieces: Iterable[bytes]) -> None:
     """Decode and assemble an SSE body, or assemble a JSON body, into ``a`` (an ``exchange.Analysis``)."""
     fmt = a.request.get("response_format")
     structured = isinstance(fmt, dict) and fmt.get("type") in ("json_object", "json_schema")
@@ -32,12 +35,12 @@ def analyze(a: Any, pieces: Iterable[bytes]) -> None:
     a.answer = a.assembled
 
 
-def finished(a: Any) -> bool:
+def finished(a: Analysis) -> bool:
     """A stream that ended with an error or with a choice's finish_reason."""
     return a.assembled.error is not None or any(c.finish_reason for c in a.assembled.choices.values())
 
 
-def tokens_used(a: Any) -> tuple[int, int]:
+def tokens_used(a: Analysis) -> tuple[int, int]:
     usage = a.assembled.usage
     if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
         return usage["completion_tokens"], 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.protocols import Protocol
 from conformance.protocols.completions.assembler import (
@@ -27,10 +27,13 @@ from conformance.protocols.completions.payloads import DONE, OBJECT, Chunk, answ
 from conformance.protocols.event_watch import EventWatch
 from conformance.wire.body import whole
 
+if TYPE_CHECKING:
+    from conformance.exchange import Analysis
+
 NAME = "completions"
 
 
-def analyze(a: Any, pieces: Iterable[bytes]) -> None:
+def analyze(a: Analysis, pieces: Iterable[bytes]) -> None:
     if a.format == "sse":
         a.watch = EventWatch()
         a.events, a.stats, a.payloads, asm = decode_and_assemble(pieces, watch=a.watch)  # judged whole, none kept
@@ -42,7 +45,7 @@ def analyze(a: Any, pieces: Iterable[bytes]) -> None:
         a.answer = from_completion(a.json_body)
 
 
-def finished(a: Any) -> bool:
+def finished(a: Analysis) -> bool:
     """The generation ended: every choice finished (a stream without its [DONE] is CMP-003's, not a cut stream), a
     whole completion came, or an error."""
     answer = a.answer
@@ -52,7 +55,7 @@ def finished(a: Any) -> bool:
     return answer.finished or ended or bool(answer.errors)
 
 
-def tokens_used(a: Any) -> tuple[int, int]:
+def tokens_used(a: Analysis) -> tuple[int, int]:
     answer = a.answer if isinstance(a.answer, Answer) else Answer()
     usage = answer.usage
     if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
@@ -60,7 +63,7 @@ def tokens_used(a: Any) -> tuple[int, int]:
     return answer.deltas, 1
 
 
-def client_view(a: Any) -> dict[str, Any]:
+def client_view(a: Analysis) -> dict[str, Any]:
     """What a correct Completions client makes of an answer: the first choice's text and finish, usage, and complete
     when [DONE] ended a stream whose choices all finished (or a whole completion came)."""
     answer = a.answer if isinstance(a.answer, Answer) else Answer()
@@ -70,7 +73,7 @@ def client_view(a: Any) -> dict[str, Any]:
             "complete": answer.finished and not answer.errors and a.wire_error is None}
 
 
-def shows(capability: str, a: Any) -> tuple[bool, str] | None:
+def shows(capability: str, a: Analysis) -> tuple[bool, str] | None:
     """completions-logprobs is shown by logprobs in the answer, completions-echo by the prompt echoed (a server may
     accept either and ignore it)."""
     answer = a.answer if isinstance(a.answer, Answer) else Answer()

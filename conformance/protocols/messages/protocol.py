@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.protocols import Protocol
 from conformance.protocols.event_watch import EventWatch
@@ -18,11 +18,14 @@ from conformance.protocols.messages.assembler import Answer, Assembler, Block, V
 from conformance.protocols.messages.payloads import Event, answers, classify
 from conformance.wire.body import whole
 
+if TYPE_CHECKING:
+    from conformance.exchange import Analysis
+
 NAME = "messages"
 VERSION = "2023-06-01"  # the anthropic-version every request carries (Anthropic's SDKs send it; the API requires it)
 
 
-def analyze(a: Any, pieces: Iterable[bytes]) -> None:
+def analyze(a: Analysis, pieces: Iterable[bytes]) -> None:
     if a.format == "sse":
         a.watch = EventWatch()
         a.events, a.stats, a.payloads, asm = decode_and_assemble(pieces, watch=a.watch)  # judged whole, none kept
@@ -34,12 +37,12 @@ def analyze(a: Any, pieces: Iterable[bytes]) -> None:
         a.answer = from_message(a.json_body)
 
 
-def finished(a: Any) -> bool:
+def finished(a: Analysis) -> bool:
     answer = a.answer
     return isinstance(answer, Answer) and (answer.stopped or bool(answer.errors))
 
 
-def tokens_used(a: Any) -> tuple[int, int]:
+def tokens_used(a: Analysis) -> tuple[int, int]:
     answer = a.answer if isinstance(a.answer, Answer) else Answer()
     usage = answer.usage
     if isinstance(usage, dict) and isinstance(usage.get("output_tokens"), int):
@@ -47,7 +50,7 @@ def tokens_used(a: Any) -> tuple[int, int]:
     return answer.deltas, 1
 
 
-def client_view(a: Any) -> dict[str, Any]:
+def client_view(a: Analysis) -> dict[str, Any]:
     """What a correct Messages client makes of an answer: the text and thinking of its blocks, its tool_use blocks as
     calls (the input as JSON text), the stop_reason as its finish, usage in chat's names, and complete when
     message_stop ended it (or a whole message object came)."""
@@ -75,7 +78,7 @@ def sniff(head: bytes) -> bool:
         b'"type":"message"' in compact and b'"role":"assistant"' in compact)
 
 
-def shows(capability: str, a: Any) -> tuple[bool, str] | None:
+def shows(capability: str, a: Analysis) -> tuple[bool, str] | None:
     """messages-thinking is shown by a thinking block in the answer (a server may accept thinking and ignore it)."""
     if capability != "messages-thinking":
         return None

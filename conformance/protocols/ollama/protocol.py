@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from conformance.protocols import Protocol
 from conformance.protocols.ollama.assembler import assemble_frames
 from conformance.protocols.ollama.watch import FrameWatch, quiet
 from conformance.wire.body import whole
 
+if TYPE_CHECKING:
+    from conformance.exchange import Analysis
+
 NAME = "ollama"
 
 
-def analyze(a: Any, pieces: Any) -> None:
+def analyze(a: Analysis, pieces: Iterable[bytes]) -> None:
     if a.format == "ndjson":  # judged to its end, a line at a time: no line is kept (the streaming judge)
         from conformance.wire.ndjson import NDJSONDecoder, NDJSONRun
 
@@ -43,12 +47,12 @@ def analyze(a: Any, pieces: Any) -> None:
         a.answer = assemble_frames([a.json_body])
 
 
-def finished(a: Any) -> bool:
+def finished(a: Analysis) -> bool:
     answer = a.answer if isinstance(a.answer, dict) else {}
     return answer.get("finish_reason") is not None or answer.get("error") is not None
 
 
-def tokens_used(a: Any) -> tuple[int, int]:
+def tokens_used(a: Analysis) -> tuple[int, int]:
     watch = a.frames
     if watch is not None and watch.lines:
         if watch.eval_count is not None:  # the done frame's eval_count

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.protocols import Protocol
 from conformance.protocols.event_watch import EventWatch
@@ -17,10 +17,13 @@ from conformance.protocols.responses.assembler import Answer, Assembler, Item, V
 from conformance.protocols.responses.payloads import DONE, Event, answers, classify
 from conformance.wire.body import whole
 
+if TYPE_CHECKING:
+    from conformance.exchange import Analysis
+
 NAME = "responses"
 
 
-def analyze(a: Any, pieces: Iterable[bytes]) -> None:
+def analyze(a: Analysis, pieces: Iterable[bytes]) -> None:
     if a.format == "sse":
         a.watch = EventWatch()
         a.events, a.stats, a.payloads, asm = decode_and_assemble(pieces, watch=a.watch)  # judged whole, none kept
@@ -32,12 +35,12 @@ def analyze(a: Any, pieces: Iterable[bytes]) -> None:
         a.answer = from_response(a.json_body)
 
 
-def finished(a: Any) -> bool:
+def finished(a: Analysis) -> bool:
     answer = a.answer
     return isinstance(answer, Answer) and (answer.terminal is not None or bool(answer.errors))
 
 
-def tokens_used(a: Any) -> tuple[int, int]:
+def tokens_used(a: Analysis) -> tuple[int, int]:
     answer = a.answer if isinstance(a.answer, Answer) else Answer()
     usage = answer.usage
     if isinstance(usage, dict) and isinstance(usage.get("output_tokens"), int):
@@ -45,7 +48,7 @@ def tokens_used(a: Any) -> tuple[int, int]:
     return answer.deltas, 1
 
 
-def client_view(a: Any) -> dict[str, Any]:
+def client_view(a: Analysis) -> dict[str, Any]:
     """What a correct Responses client makes of an answer: the text, reasoning and calls of the output items,
     the status as its finish, usage in chat's names, and complete when a completed or incomplete response ended it."""
     answer = a.answer if isinstance(a.answer, Answer) else Answer()
