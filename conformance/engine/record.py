@@ -14,8 +14,13 @@ from conformance.wire.body import whole
 from conformance.wire.untrusted import json_text
 
 SUFFIX = {"sse": ".sse", "ndjson": ".ndjson"}
-# what a recorded fixture pins of the assembly: chat's message, or the Responses API's status, text and items
-PINNED = ("content", "reasoning", "finish_reason", "tool_calls", "status", "text", "items")
+# what a recorded fixture pins of the assembly off every protocol's routes (a model list, /health): chat's keys
+PINNED = ("content", "reasoning", "finish_reason", "tool_calls")
+
+
+def pinned_of(ex: Exchange) -> tuple[str, ...]:
+    """The answer fields a fixture of this exchange pins: its protocol's own (``Protocol.pinned``)."""
+    return ex.protocol.pinned if ex.protocol is not None else PINNED
 
 
 def sidecar(ex: Exchange, source: str, profile: str) -> dict[str, Any]:
@@ -31,7 +36,7 @@ def sidecar(ex: Exchange, source: str, profile: str) -> dict[str, Any]:
         "observations": {k: v for k, v in ex.observations.to_json().items() if k != "elapsed_s"}, "profile": profile,
         "arrivals": [list(p) for p in ex.arrivals],
         **({"scenario": ex.scenario} if ex.scenario.startswith("agent-") else {}),  # AGT-001 reads it
-        "expected": {"failed": failed, "assembled": {k: assembled[k] for k in PINNED if k in assembled}},
+        "expected": {"failed": failed, "assembled": {k: assembled[k] for k in pinned_of(ex) if k in assembled}},
     }
 
 

@@ -88,6 +88,9 @@ class Protocol:
     # the route that lists the models this protocol serves (OpenAI's and Anthropic's APIs: /v1/models; Ollama:
     # /api/tags): where discovery looks for a model, and what a run of this protocol alone may ask
     models_path: str = "/v1/models"
+    # the answer's fields a recorded fixture pins (``conformance record``, the peers' fixtures): what this protocol's
+    # assembly says a client gets, as ``assembled_json`` gives it
+    pinned: tuple[str, ...] = ("content", "reasoning", "finish_reason", "tool_calls")
 
     def plain(self, ctx: Any, *, stream: bool, max_tokens: int, long: bool = False) -> Any:
         """A plain request of this protocol (``protocols/<name>/scenarios.py``'s ``plain``): what every scenario kind

@@ -94,6 +94,7 @@ def sniff(head: bytes) -> bool:
 
 
 PROTOCOL = Protocol(
+    pinned=("choices",),
     name=NAME, summary="the OpenAI Completions API's text_completion chunks on /v1/completions",
     routes=(("/chat/completions", None), ("/completions", "completions")), framing="sse", streams_by_default=False,
     analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers, sniff=sniff,

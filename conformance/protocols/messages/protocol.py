@@ -93,6 +93,7 @@ def headers(api_key: str | None) -> dict[str, str]:
 
 
 PROTOCOL = Protocol(
+    pinned=("stop_reason", "stop_sequence", "text", "content"),
     name=NAME, summary="the Anthropic Messages API's events on /v1/messages",
     routes=(("/messages/count_tokens", "messages-count-tokens"), ("/messages", "messages")), framing="sse",
     streams_by_default=False, analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers,

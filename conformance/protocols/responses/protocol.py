@@ -69,6 +69,7 @@ def sniff(head: bytes) -> bool:
 
 
 PROTOCOL = Protocol(
+    pinned=("status", "text", "items"),
     name=NAME, summary="the OpenAI Responses API's events on /v1/responses",
     routes=(("/responses", "responses"),), framing="sse", streams_by_default=False,
     analyze=analyze, finished=finished, tokens_used=tokens_used, answers=answers,
