@@ -11,7 +11,7 @@ from typing import Any
 
 from conformance.checks.conditions import chat_answer, chat_json, chat_sse, complete
 from conformance.checks.parity import differences, view
-from conformance.checks.registry import Finding, check, finding, short
+from conformance.checks.registry import Finding, check, finding, recorded_violations, short
 from conformance.exchange import Analysis
 from conformance.model import Intent
 from conformance.protocols.completions.assembler import Answer
@@ -37,14 +37,7 @@ def _asked(a: Analysis, key: str) -> Any:
 @check(*ORDER_RULES, when=(chat_answer,))
 def chunk_order(a: Analysis) -> Iterator[Finding]:
     """The violations the assembler recorded as the chunks arrived (the end's only on a whole stream)."""
-    answer = _answer(a)
-    whole = complete(a)
-    for v in answer.violations:
-        if v.event is None and not whole:
-            continue  # the client stopped reading: nothing is missing from what it did not read
-        more = answer.violation_counts.get(v.rule, 0)
-        yield finding(a, v.rule, v.received, v.expected, event=v.event,
-                      remedy=f"{more} such payload(s) in this answer." if more > 1 else "")
+    yield from recorded_violations(a, _answer(a), complete(a), "payload(s) in this answer")
 
 
 @check("CMP-001", when=(chat_answer,))

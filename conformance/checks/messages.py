@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from conformance.checks.conditions import chat_answer, chat_json, chat_sse, complete
-from conformance.checks.registry import Finding, check, finding, short
+from conformance.checks.registry import Finding, check, finding, recorded_violations, short
 from conformance.exchange import Analysis
 from conformance.model import BAD_INPUT, Intent
 from conformance.protocols.chat.payloads import THINK_CLOSE, THINK_OPEN
@@ -51,14 +51,7 @@ def _ended(a: Analysis) -> bool:
 @check(*ORDER_RULES, when=(_sse,))
 def event_order(a: Analysis) -> Iterator[Finding]:
     """The violations the transition tables recorded as the events arrived (the end's only on a whole stream)."""
-    answer = _answer(a)
-    whole = complete(a)
-    for v in answer.violations:
-        if v.event is None and not whole:
-            continue  # the client stopped reading: nothing is missing from what it did not read
-        more = answer.violation_counts.get(v.rule, 0)
-        yield finding(a, v.rule, v.received, v.expected, event=v.event,
-                      remedy=f"{more} such event(s) in this stream." if more > 1 else "")
+    yield from recorded_violations(a, _answer(a), complete(a), "event(s) in this stream")
 
 
 @check("MSG-005", when=(_sse,))

@@ -7,7 +7,7 @@ and gives one ``Verdict`` per rule: passed, failed (with findings), not applicab
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,6 +134,18 @@ def schema_problem(value: Any, schema: dict[str, Any]) -> str | None:
         return None
     error = jsonschema.exceptions.best_match(known.iter_errors(value))
     return None if error is None else str(error.message)
+
+
+def recorded_violations(a: Analysis, answer: Any, whole: bool, what: str) -> Iterator[Finding]:
+    """The order violations an event protocol's assembler recorded as the events arrived (``Violation``: its rule,
+    event, received and expected), one finding each, with the count of the rest of a rule's; the end's only when the
+    stream was read whole (a client that stopped reading misses nothing it did not read)."""
+    for v in answer.violations:
+        if v.event is None and not whole:
+            continue
+        more = answer.violation_counts.get(v.rule, 0)
+        yield finding(a, v.rule, v.received, v.expected, event=v.event,
+                      remedy=f"{more} such {what}." if more > 1 else "")
 
 
 def short(value: Any, limit: int = 80) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from conformance.checks.conditions import chat_answer, chat_json, chat_sse, complete
-from conformance.checks.registry import Finding, check, finding, schema_problem, short
+from conformance.checks.registry import Finding, check, finding, recorded_violations, schema_problem, short
 from conformance.exchange import Analysis
 from conformance.model import Intent
 from conformance.protocols.chat.payloads import THINK_CLOSE, THINK_OPEN
@@ -28,14 +28,7 @@ def _answer(a: Analysis) -> Answer:
 @check(*ORDER_RULES, when=(chat_sse,))
 def event_order(a: Analysis) -> Iterator[Finding]:
     """The violations the transition tables recorded as the events arrived (the end's only on a whole stream)."""
-    answer = _answer(a)
-    whole = complete(a)
-    for v in answer.violations:
-        if v.event is None and not whole:
-            continue  # the client stopped reading: nothing is missing from what it did not read
-        more = answer.violation_counts.get(v.rule, 0)
-        remedy = f"{more} such event(s) in this stream." if more > 1 else ""
-        yield finding(a, v.rule, v.received, v.expected, event=v.event, remedy=remedy)
+    yield from recorded_violations(a, _answer(a), complete(a), "event(s) in this stream")
 
 
 @check("RSP-005", when=(chat_sse,))

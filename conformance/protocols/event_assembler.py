@@ -165,3 +165,31 @@ class EventAssembler(Generic[E]):
         asm.watch = watch
         events, stats = feed_sse(pieces, asm.feed_events, max_events, keep=watch is None)
         return events, stats, asm.payloads, asm
+
+
+def analyze_events(a: Any, pieces: Iterable[bytes], decode_and_assemble: Callable[..., Any],
+                   from_whole: Callable[[Any], Any]) -> None:
+    """An event protocol's ``analyze``: its stream decoded and assembled in one pass, judged whole with a generic
+    ``EventWatch`` (no event kept), or its JSON body read into the same answer (``from_whole``)."""
+    import json
+
+    from conformance.protocols.event_watch import EventWatch
+    from conformance.wire.body import whole
+
+    if a.format == "sse":
+        a.watch = EventWatch()
+        a.events, a.stats, a.payloads, asm = decode_and_assemble(pieces, watch=a.watch)
+        if a.stats.total_bytes < len(a.exchange.body):
+            a.judged_bytes = a.stats.total_bytes
+        a.answer = asm.close()
+    elif a.format == "json":
+        a.json_body = json.loads(whole(a.exchange.body).decode("utf-8"))
+        a.answer = from_whole(a.json_body)
+
+
+def tokens_of(answer: Any, key: str) -> tuple[int, int]:
+    """(completion tokens the answer's usage reports under ``key``, 0), else (its text deltas, 1: a count of events)."""
+    usage = answer.usage
+    if isinstance(usage, dict) and isinstance(usage.get(key), int):
+        return usage[key], 0
+    return answer.deltas, 1

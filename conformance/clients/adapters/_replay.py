@@ -57,6 +57,22 @@ def chat_options(request: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def failed(out: dict[str, Any], exc: BaseException) -> None:
+    """What the client raised: the user's error (the exception's type and message)."""
+    out["error"] = {"message": f"{type(exc).__name__}: {exc}"[:300]}
+
+
+def add_call_pieces(calls: dict[int, dict[str, Any]], pieces: Any) -> None:
+    """A delta's tool-call pieces added to the calls by index, as the OpenAI SDK's documentation assembles them
+    (the id of the first piece that has one, the name and arguments joined)."""
+    for piece in pieces or []:
+        call = calls.setdefault(piece.index or 0, {"id": None, "name": "", "arguments": ""})
+        call["id"] = call["id"] or piece.id
+        if piece.function is not None:
+            call["name"] += piece.function.name or ""
+            call["arguments"] += piece.function.arguments or ""
+
+
 def serve(one: Callable[[int], dict[str, Any]]) -> None:
     """CONFORMANCE_REPLAY_COUNT requests, one after another (the replay server serves its exchanges in turn), each
     printed as one JSON line as it ends; ``one`` gets the request's number."""

@@ -10,7 +10,7 @@ import json
 import sys
 from typing import Any
 
-from _replay import blank, recorded, serve
+from _replay import blank, failed, recorded, serve
 
 REQUEST: dict[str, Any] = {"model": "replay", "max_tokens": 256, "messages": [{"role": "user", "content": "Hi"}]}
 # what is sent of the recorded request beside the model and messages: its tools, choice and options
@@ -100,13 +100,9 @@ def one(i: int = 0) -> dict[str, Any]:
             _final(out, final)
         out["complete"] = True  # the stream ended without raising: all the SDK tells its user
     except Exception as exc:  # noqa: BLE001 - what the client made of the stream is the result
-        out["error"] = {"message": f"{type(exc).__name__}: {exc}"[:300]}
+        failed(out, exc)
     return out
 
 
-def main() -> None:
-    serve(one)
-
-
 if __name__ == "__main__":
-    main()
+    serve(one)

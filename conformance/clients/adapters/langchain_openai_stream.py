@@ -7,7 +7,7 @@ import json
 import os
 from typing import Any
 
-from _replay import blank, chat_options, recorded, serve
+from _replay import blank, chat_options, failed, recorded, serve
 
 
 def one(i: int = 0) -> dict[str, Any]:
@@ -42,13 +42,9 @@ def one(i: int = 0) -> dict[str, Any]:
                                 "total_tokens": usage.get("total_tokens")}
         out["complete"] = True
     except Exception as exc:  # noqa: BLE001 - what the client made of the stream is the result
-        out["error"] = {"message": f"{type(exc).__name__}: {exc}"[:300]}
+        failed(out, exc)
     return out
 
 
-def main() -> None:
-    serve(one)
-
-
 if __name__ == "__main__":
-    main()
+    serve(one)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from _replay import blank, chat_options, recorded, serve
+from _replay import add_call_pieces, blank, chat_options, failed, recorded, serve
 
 
 def one(i: int = 0) -> dict[str, Any]:
@@ -33,24 +33,15 @@ def one(i: int = 0) -> dict[str, Any]:
                 if delta is not None:
                     out["content"] += delta.content or ""
                     out["reasoning"] += getattr(delta, "reasoning_content", None) or ""
-                    for piece in getattr(delta, "tool_calls", None) or []:
-                        call = calls.setdefault(piece.index or 0, {"id": None, "name": "", "arguments": ""})
-                        call["id"] = call["id"] or piece.id
-                        if piece.function is not None:
-                            call["name"] += piece.function.name or ""
-                            call["arguments"] += piece.function.arguments or ""
+                    add_call_pieces(calls, getattr(delta, "tool_calls", None))
                 if choice.finish_reason is not None:
                     out["finish_reason"] = choice.finish_reason
         out["tool_calls"] = [calls[i] for i in sorted(calls)]
         out["complete"] = True
     except Exception as exc:  # noqa: BLE001 - what the client made of the stream is the result
-        out["error"] = {"message": f"{type(exc).__name__}: {exc}"[:300]}
+        failed(out, exc)
     return out
 
 
-def main() -> None:
-    serve(one)
-
-
 if __name__ == "__main__":
-    main()
+    serve(one)

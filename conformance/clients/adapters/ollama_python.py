@@ -7,7 +7,7 @@ import json
 import os
 from typing import Any
 
-from _replay import blank, serve
+from _replay import blank, failed, serve
 
 
 def one(route: str) -> dict[str, Any]:
@@ -39,7 +39,7 @@ def one(route: str) -> dict[str, Any]:
                                     "completion_tokens": part.eval_count}
                 out["complete"] = True
     except Exception as exc:  # noqa: BLE001 - what the client made of the stream is the result
-        out["error"] = {"message": f"{type(exc).__name__}: {exc}"[:300]}
+        failed(out, exc)
     return out
 
 

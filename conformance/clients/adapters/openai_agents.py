@@ -74,9 +74,5 @@ def one() -> dict[str, Any]:
     return out
 
 
-def main() -> None:
-    serve(lambda _: one())
-
-
 if __name__ == "__main__":
-    main()
+    serve(lambda _: one())

@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any
 
-from _replay import blank, chat_options, recorded, serve
+from _replay import add_call_pieces, blank, chat_options, failed, recorded, serve
 
 
 def one(i: int = 0) -> dict[str, Any]:
@@ -64,24 +64,15 @@ def one(i: int = 0) -> dict[str, Any]:
                     out["content"] += delta.content or ""
                     extra = delta.model_extra or {}
                     out["reasoning"] += extra.get("reasoning_content") or extra.get("reasoning") or ""
-                    for piece in delta.tool_calls or []:
-                        call = calls.setdefault(piece.index, {"id": None, "name": "", "arguments": ""})
-                        call["id"] = call["id"] or piece.id
-                        if piece.function is not None:
-                            call["name"] += piece.function.name or ""
-                            call["arguments"] += piece.function.arguments or ""
+                    add_call_pieces(calls, delta.tool_calls)
                 if choice.finish_reason is not None:
                     out["finish_reason"] = choice.finish_reason
             out["tool_calls"] = [calls[i] for i in sorted(calls)]
             out["complete"] = True  # the iterator ended without raising: all the SDK tells its user
     except Exception as exc:  # noqa: BLE001 - what the client made of the stream is the result
-        out["error"] = {"message": f"{type(exc).__name__}: {exc}"[:300]}
+        failed(out, exc)
     return out
 
 
-def main() -> None:
-    serve(one)
-
-
 if __name__ == "__main__":
-    main()
+    serve(one)

@@ -9,7 +9,6 @@ code-completion clients send a prompt and a suffix.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -24,8 +23,7 @@ from conformance.protocols.completions.assembler import (
     logprobs_problem,
 )
 from conformance.protocols.completions.payloads import DONE, OBJECT, Chunk, answers, classify
-from conformance.protocols.event_watch import EventWatch
-from conformance.wire.body import whole
+from conformance.protocols.event_assembler import analyze_events, tokens_of
 
 if TYPE_CHECKING:
     from conformance.exchange import Analysis
@@ -34,15 +32,7 @@ NAME = "completions"
 
 
 def analyze(a: Analysis, pieces: Iterable[bytes]) -> None:
-    if a.format == "sse":
-        a.watch = EventWatch()
-        a.events, a.stats, a.payloads, asm = decode_and_assemble(pieces, watch=a.watch)  # judged whole, none kept
-        if a.stats.total_bytes < len(a.exchange.body):
-            a.judged_bytes = a.stats.total_bytes
-        a.answer = asm.close()
-    elif a.format == "json":
-        a.json_body = json.loads(whole(a.exchange.body).decode("utf-8"))
-        a.answer = from_completion(a.json_body)
+    analyze_events(a, pieces, decode_and_assemble, from_completion)
 
 
 def finished(a: Analysis) -> bool:
@@ -56,11 +46,7 @@ def finished(a: Analysis) -> bool:
 
 
 def tokens_used(a: Analysis) -> tuple[int, int]:
-    answer = a.answer if isinstance(a.answer, Answer) else Answer()
-    usage = answer.usage
-    if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
-        return usage["completion_tokens"], 0
-    return answer.deltas, 1
+    return tokens_of(a.answer if isinstance(a.answer, Answer) else Answer(), "completion_tokens")
 
 
 def client_view(a: Analysis) -> dict[str, Any]:

@@ -13,10 +13,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from conformance.protocols import Protocol
-from conformance.protocols.event_watch import EventWatch
+from conformance.protocols.event_assembler import analyze_events, tokens_of
 from conformance.protocols.messages.assembler import Answer, Assembler, Block, Violation, decode_and_assemble, from_message
 from conformance.protocols.messages.payloads import Event, answers, classify
-from conformance.wire.body import whole
 
 if TYPE_CHECKING:
     from conformance.exchange import Analysis
@@ -26,15 +25,7 @@ VERSION = "2023-06-01"  # the anthropic-version every request carries (Anthropic
 
 
 def analyze(a: Analysis, pieces: Iterable[bytes]) -> None:
-    if a.format == "sse":
-        a.watch = EventWatch()
-        a.events, a.stats, a.payloads, asm = decode_and_assemble(pieces, watch=a.watch)  # judged whole, none kept
-        if a.stats.total_bytes < len(a.exchange.body):
-            a.judged_bytes = a.stats.total_bytes
-        a.answer = asm.close()
-    elif a.format == "json":
-        a.json_body = json.loads(whole(a.exchange.body).decode("utf-8"))
-        a.answer = from_message(a.json_body)
+    analyze_events(a, pieces, decode_and_assemble, from_message)
 
 
 def finished(a: Analysis) -> bool:
@@ -43,11 +34,7 @@ def finished(a: Analysis) -> bool:
 
 
 def tokens_used(a: Analysis) -> tuple[int, int]:
-    answer = a.answer if isinstance(a.answer, Answer) else Answer()
-    usage = answer.usage
-    if isinstance(usage, dict) and isinstance(usage.get("output_tokens"), int):
-        return usage["output_tokens"], 0
-    return answer.deltas, 1
+    return tokens_of(a.answer if isinstance(a.answer, Answer) else Answer(), "output_tokens")
 
 
 def client_view(a: Analysis) -> dict[str, Any]:
