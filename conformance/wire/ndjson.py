@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from conformance.wire.errors import WireError
+from conformance.wire.pending import Pending
 from conformance.wire.sse import DEFAULT_MAX_LINE, pieces
 
 _fast: Any
@@ -67,7 +68,7 @@ class NDJSONRun:
                 for j in range(first, (self.copies if last is None else last) + 1)]
 
 
-class NDJSONDecoder:
+class NDJSONDecoder(Pending):
     """Feed bytes with ``feed``; call ``close`` at end of stream. Both return complete lines."""
 
     def __init__(self, max_line: int = DEFAULT_MAX_LINE, runs: bool = False) -> None:
@@ -133,13 +134,6 @@ class NDJSONDecoder:
         self._start = pos
         self._buf = rest
         return out
-
-    def _joined(self, data: bytes = b"") -> bytes:
-        if self._more:
-            buf = b"".join([self._buf, *self._more, data])
-            self._more, self._more_len = [], 0
-            return buf
-        return self._buf + data if self._buf else data
 
     def close(self) -> list[NDJSONLine]:
         """End of stream: a last line without LF is reported as partial."""

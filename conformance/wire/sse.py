@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from conformance.wire.errors import WireError
+from conformance.wire.pending import Pending
 
 BOM = b"\xef\xbb\xbf"
 DEFAULT_MAX_LINE = 16 * 1024 * 1024
@@ -131,7 +132,7 @@ FOLD_AT = 256  # data lines of one open event after which they are joined (SSEDe
 RUN_MIN = 4  # copies of an event after it that the decoder reports as a run (fewer are dispatched one by one)
 
 
-class SSEDecoder:
+class SSEDecoder(Pending):
     """Feed bytes with ``feed``; call ``close`` at end of stream. Both return dispatched events.
 
     With ``runs``, identical events one after another (a block that is one ``data:`` line and a blank line, repeated
@@ -201,13 +202,6 @@ class SSEDecoder:
             raise WireError(f"an event's data longer than {self._max_line} bytes", where)
         self._folded += len(self._data) - 1
         self._data = [joined]
-
-    def _joined(self, data: bytes = b"") -> bytes:
-        if self._more:
-            buf = b"".join([self._buf, *self._more, data])
-            self._more, self._more_len = [], 0
-            return buf
-        return self._buf + data if self._buf else data
 
     def close(self) -> list[SSEEvent]:
         """End of stream: an unterminated last event is discarded, and recorded in the stats."""
