@@ -391,9 +391,9 @@ def memory(shape: str, mb: float) -> float:
 
     build, path, request = SHAPES[shape]
     body = build(mb)
+    request = {**request, "model": _model_of(payloads(body))}
     checks._load()
     tracemalloc.start()
-    request = {**request, "model": _model_of(payloads(body))}
     checks.evaluate(analyze(Exchange(request=request, body=body, headers=HEADERS, path=path), "openai"))
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
