@@ -32,7 +32,16 @@ async function one() {
   delete out.usage;
   let result = null;
   let first = null;
+  let synthetic = false; // Claude Code wrote an API error as a message of its own
   for (const line of got.lines) {
+    if (line.type === "assistant" && line.message && line.message.model === "<synthetic>") {
+      // Claude Code's own message for an API error ("API Error: …", "Prompt is too long · …"): what the user sees
+      // is an error, not an answer of the server's
+      const said = (line.message.content || []).map((b) => b.text || "").join("");
+      if (!out.error) out.error = { message: `claude-code: ${said}`.slice(0, 300) };
+      synthetic = true;
+      continue;
+    }
     if (line.type === "assistant" && line.message) {
       first = first ?? line.message.id;
       if (line.message.id !== first) continue;
@@ -51,8 +60,8 @@ async function one() {
     // the run's own error report counts (is_error: the user sees "API Error: ..."), even after an answer arrived;
     // the turn limit this adapter sets (error_max_turns) is not the server's
     const why = String(result.result ?? result.api_error_status ?? "");
-    out.error = { message: `claude-code ${result.subtype || "error"}: ${why}`.slice(0, 300) };
-    out.complete = !result.is_error;
+    out.error = out.error ?? { message: `claude-code ${result.subtype || "error"}: ${why}`.slice(0, 300) };
+    out.complete = !result.is_error && !synthetic;
   } else {
     out.error = { message: `claude-code printed no result: ${ended(got)}`.slice(0, 300) };
   }
