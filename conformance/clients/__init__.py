@@ -367,13 +367,17 @@ def _batch(command: list[str], server: Any, fixtures: list[Any], timeout: float)
 def _agent_batch(command: list[str], server: Any, fixtures: list[Any], timeout: float) -> list[tuple[Any, list[str]]]:
     """An agent's run per fixture: the recorded answer to its first request, a 503 to any later one (a turn the
     recording does not have: the agent continuing after max_tokens, or sending a tool's result); what the agent
-    made of the first answer is what its adapter prints."""
+    made of the first answer is what its adapter prints. Where the recorded answer was itself an error, the agent's
+    retry meets the replay's 503 where it would meet the server's failure again: the error it reports stands."""
+    from conformance.fuzz.client_fuzz import expected
+
     out: list[tuple[Any, list[str]]] = []
     for fx in fixtures:
         server.limit, server.beyond = 1, 0
         [(got, problems)] = _batch(command, server, [fx], timeout)
         error = (got or {}).get("error")
-        if server.beyond and isinstance(error, dict) and REPLAY_ENDED in str(error.get("message", "")):
+        if server.beyond and isinstance(error, dict) and REPLAY_ENDED in str(error.get("message", "")) \
+                and not expected(fx).get("error"):  # (an answer that was an error: the agent retried, and reported)
             got = {**(got or {}), "error": None}  # the 503 was the replay's, not the server's
             problems = [*problems, "asked again: the agent sent another request after this answer (it ran a call, or "
                         "went on); the recording has no answer for it"]
