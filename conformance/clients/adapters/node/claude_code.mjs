@@ -35,11 +35,14 @@ async function one() {
   let synthetic = false; // Claude Code wrote an API error as a message of its own
   for (const line of got.lines) {
     if (line.type === "assistant" && line.message && line.message.model === "<synthetic>") {
-      // Claude Code's own message for an API error ("API Error: …", "Prompt is too long · …"): what the user sees
-      // is an error, not an answer of the server's
-      const said = (line.message.content || []).map((b) => b.text || "").join("");
-      if (!out.error) out.error = { message: `claude-code: ${said}`.slice(0, 300) };
-      synthetic = true;
+      // Claude Code's own message for an API error ("API Error: …", "Prompt is too long · …"): before any answer,
+      // what the user sees is an error, not an answer of the server's; after one, it is a later turn's (the
+      // recording has no answer for a continuation), which the result reports
+      if (first === null) {
+        const said = (line.message.content || []).map((b) => b.text || "").join("");
+        if (!out.error) out.error = { message: `claude-code: ${said}`.slice(0, 300) };
+        synthetic = true;
+      }
       continue;
     }
     if (line.type === "assistant" && line.message) {
@@ -54,7 +57,9 @@ async function one() {
       }
     } else if (line.type === "result" && result === null) result = line;
   }
-  if (first !== null && !(result && result.is_error && result.subtype !== "error_max_turns")) {
+  // an error of a later turn that the recording cannot answer (the replay's 503 to a continuation) is the replay's
+  const replayEnded = String(result?.result ?? "").includes("the recording has no answer");
+  if (first !== null && !(result && result.is_error && result.subtype !== "error_max_turns" && !replayEnded)) {
     out.complete = true; // the first answer reached the user whole; what followed is not in the recording
   } else if (result) {
     // the run's own error report counts (is_error: the user sees "API Error: ..."), even after an answer arrived;
