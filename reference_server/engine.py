@@ -194,6 +194,16 @@ class Engine:
                     self.counters["running"] -= 1
                     self.counters[outcome] += 1
 
+    def _common(self, prompt: list[int]) -> int:
+        """How many of the prompt's first tokens the retained prefix holds (at least one token is left to feed, to
+        have logits)."""
+        common = 0
+        for old, new in zip(self.cache_tokens, prompt, strict=False):
+            if old != new:
+                break
+            common += 1
+        return min(common, len(prompt) - 1)
+
     def _reuse(self, job: Job) -> tuple[list[int], Any]:
         """The prompt tokens to feed and the KV cache to feed them into (None: no reuse for this job).
 
@@ -206,24 +216,14 @@ class Engine:
             for processor in job.processors:  # a grammar skips the prompt it is fed: now one token
                 if hasattr(processor, "prompt_len"):
                     processor.prompt_len = 1
-            common = 0
             if self.prompt_reuse:  # what a real KV cache would hold of this prompt: reported as cached tokens
-                for old, new in zip(self.cache_tokens, job.prompt, strict=False):
-                    if old != new:
-                        break
-                    common += 1
-                job.cached = min(common, len(job.prompt) - 1)
+                job.cached = self._common(job.prompt)
             return job.prompt[-1:], None
         if not self.prompt_reuse or job.processors:
             return job.prompt, None
         from mlx_lm.models.cache import can_trim_prompt_cache, make_prompt_cache, trim_prompt_cache
 
-        common = 0
-        for old, new in zip(self.cache_tokens, job.prompt, strict=False):
-            if old != new:
-                break
-            common += 1
-        common = min(common, len(job.prompt) - 1)  # at least one token is fed, to have logits
+        common = self._common(job.prompt)
         if self.cache is not None and common > 0 and can_trim_prompt_cache(self.cache):
             trim_prompt_cache(self.cache, len(self.cache_tokens) - common)
         else:

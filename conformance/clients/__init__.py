@@ -322,7 +322,7 @@ def _batch(command: list[str], server: Any, fixtures: list[Any], timeout: float)
     """One run of the client for every fixture, in turn (the adapter makes CONFORMANCE_REPLAY_COUNT requests and
     prints a JSON line for each): (what it printed, or None with why) per fixture."""
     from conformance.fuzz.client_fuzz import MISSING_MODULE, ClientCannotRun
-    from conformance.fuzz.replay import served_path
+    from conformance.fuzz.replay import served_path, write_requests
 
     server.fixture, server.served = (fixtures[0] if server.limit is not None else None), 0
     server.wrong_paths.clear()
@@ -332,8 +332,7 @@ def _batch(command: list[str], server: Any, fixtures: list[Any], timeout: float)
     from conformance.protocols import client_environment
 
     with tempfile.TemporaryDirectory(prefix="conformance-replay-") as folder:
-        requests = Path(folder) / "requests.json"  # each exchange's recorded request: its tools, choice, options
-        requests.write_text(json_text([fx.exchange.request for fx in fixtures]), encoding="utf-8")
+        requests = write_requests(folder, fixtures)  # each exchange's recorded request: its tools, choice, options
         env = {**os.environ, **client_environment(server.base_url, server.host_url),
                "CONFORMANCE_REPLAY_COUNT": str(len(fixtures)), "CONFORMANCE_REPLAY_REQUESTS": str(requests),
                "CONFORMANCE_REPLAY_PATHS": ",".join(served_path(fx) for fx in fixtures)}

@@ -81,6 +81,19 @@ def cut_framing(ex: Any) -> tuple[str, str] | None:
     return "Content-Length", declared if declared.isdigit() and int(declared) > size else str(size + 1)
 
 
+def write_requests(folder: str, fixtures: list[Fixture]) -> str:
+    """Each fixture's recorded request, as a JSON file in ``folder`` (CONFORMANCE_REPLAY_REQUESTS: an adapter sends
+    the scenario's own tools, tool choice and options); its path."""
+    import os
+
+    from conformance.wire.untrusted import json_text
+
+    path = os.path.join(folder, "requests.json")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(json_text([fx.exchange.request for fx in fixtures]))
+    return path
+
+
 def served_path(fixture: Fixture) -> str:
     """The route a fixture answers on: the path it was recorded on, under /v1 for the OpenAI routes."""
     path = fixture.exchange.path.split("?", 1)[0].rstrip("/")

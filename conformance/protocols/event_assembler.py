@@ -14,7 +14,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from conformance.wire.sse import SSEEvent, SSEStats
 
 MAX_VIOLATIONS = 3  # kept per rule (with a count of the rest): enough for a report, bounded for any stream
-_UNSAFE_IN_STRING = re.compile(r'[\x00-\x1f"\\]')  # what a JSON string literal holds only escaped, or ends it
+UNSAFE_IN_STRING = re.compile(r'[\x00-\x1f"\\]')  # what a JSON string literal holds only escaped, or ends it
 _KEYS: dict[str, re.Pattern[str]] = {}
 
 
@@ -23,7 +23,7 @@ def template_around(data: str, key: str, text: str) -> tuple[str, str] | None:
     written as itself (no escapes) as the value of the one ``key`` the data names; else None. Any data that is that
     prefix, a string literal without quotes, backslashes or control characters, and that suffix is the same JSON
     document but for the text (the template path of ``EventAssembler.feed_events``)."""
-    if _UNSAFE_IN_STRING.search(text) or data.count(f'"{key}"') != 1:
+    if UNSAFE_IN_STRING.search(text) or data.count(f'"{key}"') != 1:
         return None
     pattern = _KEYS.get(key)
     if pattern is None:
@@ -93,7 +93,7 @@ class EventAssembler(Generic[E]):
     def feed_events(self, events: Iterable[SSEEvent]) -> None:
         watch, classify = self.watch, type(self).classify
         template = self._template
-        unsafe = _UNSAFE_IN_STRING.search
+        unsafe = UNSAFE_IN_STRING.search
         for event in events:
             if template is not None:
                 sse_type, prefix, suffix = template

@@ -28,6 +28,7 @@ from conformance.protocols.chat.payloads import (
     error_object,
     fast_loads,
 )
+from conformance.protocols.event_assembler import UNSAFE_IN_STRING, template_around
 from conformance.wire.sse import SSEEvent, SSERun, SSEStats
 
 
@@ -283,7 +284,7 @@ class Assembler:
         watch = self.watch
         template = self._template
         volatile = self._volatile
-        unsafe = _UNSAFE_IN_STRING.search
+        unsafe = UNSAFE_IN_STRING.search
         chunks: list[tuple[int, int, int, str]] = []  # template-path chunks in a row, for the watch at once
         texts: list[str] = []  # and their texts, for the answer
         for event in events:
@@ -506,27 +507,14 @@ _NUMBER = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
 # llama-server's per-chunk timings, last in the chunk's object: a flat object of numbers (valid JSON as matched)
 _volatile = re.compile(r',"timings":\{(?:"[a-z_]+":' + _NUMBER + r'(?:,"[a-z_]+":' + _NUMBER + r")*)?\}(?=\}$)").sub
 _NOTHING = ""
-_UNSAFE_IN_STRING = re.compile(r'[\x00-\x1f"\\]')  # what a JSON string literal holds only escaped, or ends it
-_CONTENT_KEY = re.compile(r'"content"\s*:\s*')
-
-
 def _template_of(data: str, text: str, value: dict[str, Any]) -> tuple[str, str] | None:
-    """A plain chunk's bytes around its text: (what precedes the text's string literal, what follows it), when the
-    text is written as itself (no escapes) in the one place a ``"content"`` key names; else None.
-
-    Any data that is that prefix, a string literal without quotes, backslashes or control characters, and that
-    suffix is the same JSON document but for the text: every rule judges it as it judged this chunk, save the rules
-    that read the text, which ``ChatWatch.repeat`` feeds."""
-    if data.count('"content"') != 1 or _UNSAFE_IN_STRING.search(text) or any(k in value for k in PROFILE_KEYS):
+    """A plain chunk's bytes around its text (``event_assembler.template_around`` of its one ``"content"`` key),
+    unless it is a profile event. Any data that is that prefix, a string literal without quotes, backslashes or
+    control characters, and that suffix is the same JSON document but for the text: every rule judges it as it
+    judged this chunk, save the rules that read the text, which ``ChatWatch.repeat`` feeds."""
+    if any(k in value for k in PROFILE_KEYS):
         return None
-    key = _CONTENT_KEY.search(data)
-    if key is None:
-        return None
-    start = key.end()
-    literal = '"' + text + '"'
-    if not data.startswith(literal, start):
-        return None
-    return data[:start], data[start + len(literal):]
+    return template_around(data, "content", text)
 
 
 def _templated(data: str, template: tuple[str, str]) -> str | None:
@@ -535,7 +523,7 @@ def _templated(data: str, template: tuple[str, str]) -> str | None:
     end = len(data) - len(suffix)
     start = len(prefix)
     if end - start < 2 or not data.startswith(prefix) or not data.endswith(suffix) or data[start] != '"' \
-            or data[end - 1] != '"' or _UNSAFE_IN_STRING.search(data, start + 1, end - 1):
+            or data[end - 1] != '"' or UNSAFE_IN_STRING.search(data, start + 1, end - 1):
         return None
     return data[start + 1:end - 1]
 
