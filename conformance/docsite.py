@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from conformance.rules import CATEGORIES, RULES, Rule, cite
+from conformance.rules import CATEGORIES, RULES, Rule, cite, groups
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = re.compile(r"<!--\s*generate:\s*([a-z-]+)(?:\s+([^\s>]+))?\s*-->")
@@ -159,10 +159,8 @@ def rules_index() -> str:
            "Each rule's page names its source: a public specification (OpenAI's, Anthropic's and Ollama's API "
            "references, WHATWG, the RFCs) or, for a fact only a server's own documentation states, that document by "
            "its title.", ""]
-    for category in CATEGORIES:
-        rules = [r for r in RULES if r.category == category]
-        protocols = sorted({r.protocol for r in rules})
-        out += [f"## {category}", "", f"{len(rules)} rules; where they apply: {', '.join(protocols)}.", "",
+    for category, rules, protocols in groups(RULES):
+        out += [f"## {category}", "", f"{len(rules)} rules; where they apply: {protocols}.", "",
                 "| id | level | applies | rule |", "|---|---|---|---|"]
         out += [f"| [{r.id}]({r.id}.md) | {r.level} | {r.applies} | {_cell(r.title)} |" for r in rules]
         out.append("")

@@ -7,6 +7,7 @@ Ids are stable: never renumber a rule, retire it instead. ``source`` names a see
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from conformance.capabilities import CAPABILITY_RULES
@@ -109,6 +110,17 @@ def _where(id: str, category: str) -> str:
     if id in SSE_RULES:
         return "sse"
     return "http" if category in HTTP_CATEGORIES else "chat"
+
+
+def groups(rulebook: Iterable[Rule] | None = None) -> list[tuple[str, list[Rule], str]]:
+    """The rulebook (or ``rulebook``) by category, in order: each category's rules and the protocols they apply to
+    (for its tables)."""
+    every = list(RULES if rulebook is None else rulebook)
+    out = []
+    for category in CATEGORIES:
+        rules = [r for r in every if r.category == category]
+        out.append((category, rules, ", ".join(sorted({r.protocol for r in rules}))))
+    return out
 
 
 def cite(source: str) -> str:

@@ -14,8 +14,10 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from conformance.wire.local import LocalServer
 
 SCRUBBED = "<scrubbed>"
 SECRET_HEADERS = ("authorization", "x-api-key", "cookie", "api-key", "openai-api-key", "proxy-authorization")
@@ -253,7 +255,7 @@ def ollama_answer(body: dict[str, Any], script: Script) -> tuple[str, bytes]:
     return "application/x-ndjson", (json.dumps(first) + "\n" + json.dumps(last) + "\n").encode()
 
 
-class Recorder:
+class Recorder(LocalServer):
     """The server, started on a free port of 127.0.0.1; ``requests`` is what came, in order."""
 
     def __init__(self, script: Script, secret: str = "") -> None:
@@ -319,8 +321,7 @@ class Recorder:
                 else:
                     self._reply(404, "application/json", b'{"error": {"message": "not found"}}')
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(Handler)
 
     def _keep(self, handler: BaseHTTPRequestHandler, body: Any) -> None:
         with self._lock:
@@ -329,12 +330,4 @@ class Recorder:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> Recorder:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return self.host_url

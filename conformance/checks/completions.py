@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from conformance.checks.conditions import chat_answer, chat_json, chat_sse, complete
-from conformance.checks.parity import differences, view
-from conformance.checks.registry import Finding, check, finding, recorded_violations, short
+from conformance.checks.parity import repeatable, unstreamed_differences
+from conformance.checks.registry import Finding, check, finding, order_check, short
 from conformance.exchange import Analysis
 from conformance.model import Intent
 from conformance.protocols.completions.assembler import Answer
@@ -34,10 +34,7 @@ def _asked(a: Analysis, key: str) -> Any:
     return a.request.get(key)
 
 
-@check(*ORDER_RULES, when=(chat_answer,))
-def chunk_order(a: Analysis) -> Iterator[Finding]:
-    """The violations the assembler recorded as the chunks arrived (the end's only on a whole stream)."""
-    yield from recorded_violations(a, _answer(a), complete(a), "payload(s) in this answer")
+chunk_order = order_check(ORDER_RULES, (chat_answer,), _answer, "payload(s) in this answer")
 
 
 @check("CMP-001", when=(chat_answer,))
@@ -172,16 +169,6 @@ def n_choices(a: Analysis) -> Iterator[Finding]:
         yield finding(a, "CMP-010", f"choice indices {got}", f"indices {list(range(want))} for n={want}")
 
 
-def _repeatable(a: Analysis) -> bool:
-    seen = a.exchange.observations.unstreamed
-    return isinstance(seen, dict) and seen.get("repeatable") is True
-
-
-@check("CMP-012", when=(chat_sse, complete, _repeatable))
+@check("CMP-012", when=(chat_sse, complete, repeatable))
 def parity(a: Analysis) -> Iterator[Finding]:
-    want = a.exchange.observations.unstreamed or {}
-    found = [d for d in differences(want, view(a)) if d[0] != "usage"]  # (a stream asked for no usage)
-    if found:
-        yield finding(a, "CMP-012", "; ".join(f"{what} {got}" for what, got, _ in found),
-                      "; ".join(f"{what} {wanted}" for what, _, wanted in found) + " (the same request unstreamed, "
-                      "twice the same)")
+    yield from unstreamed_differences(a, "CMP-012", skip=("usage",))  # (a stream asked for no usage)

@@ -11,7 +11,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from conformance.checks.conditions import chat_answer, chat_json, chat_sse, complete
-from conformance.checks.registry import Finding, check, finding, recorded_violations, short
+from conformance.checks.parity import repeatable, unstreamed_differences
+from conformance.checks.registry import Finding, check, finding, order_check, short
+from conformance.checks.tools import markup_in
 from conformance.exchange import Analysis
 from conformance.model import BAD_INPUT, Intent
 from conformance.protocols.chat.payloads import THINK_CLOSE, THINK_OPEN
@@ -48,10 +50,7 @@ def _ended(a: Analysis) -> bool:
     return _json(a) or (_sse(a) and complete(a) and _answer(a).stopped and not _answer(a).errors)
 
 
-@check(*ORDER_RULES, when=(_sse,))
-def event_order(a: Analysis) -> Iterator[Finding]:
-    """The violations the transition tables recorded as the events arrived (the end's only on a whole stream)."""
-    yield from recorded_violations(a, _answer(a), complete(a), "event(s) in this stream")
+event_order = order_check(ORDER_RULES, (_sse,), _answer, "event(s) in this stream")
 
 
 @check("MSG-005", when=(_sse,))
@@ -324,21 +323,9 @@ def key_header(a: Analysis) -> Iterator[Finding]:
                   "ANTHROPIC_AUTH_TOKEN as Authorization: Bearer; accept both.")
 
 
-def _repeatable(a: Analysis) -> bool:
-    seen = a.exchange.observations.unstreamed
-    return isinstance(seen, dict) and seen.get("repeatable") is True
-
-
-@check("MSG-026", when=(_sse, complete, _repeatable))
+@check("MSG-026", when=(_sse, complete, repeatable))
 def parity(a: Analysis) -> Iterator[Finding]:
-    from conformance.checks.parity import differences, view
-
-    want = a.exchange.observations.unstreamed or {}
-    found = differences(want, view(a))
-    if found:
-        yield finding(a, "MSG-026", "; ".join(f"{what} {got}" for what, got, _ in found),
-                      "; ".join(f"{what} {wanted}" for what, _, wanted in found) + " (the same request unstreamed, "
-                      "twice the same)")
+    yield from unstreamed_differences(a, "MSG-026")
 
 
 @check("MSG-030", when=(lambda a: a.exchange.endpoint == "messages-count-tokens", chat_json))
@@ -350,11 +337,8 @@ def count_tokens(a: Analysis) -> Iterator[Finding]:
 
 @check("MSG-031", when=(_answered,))
 def think_markup(a: Analysis) -> Iterator[Finding]:
-    text = _answer(a).text
-    for marker in (THINK_OPEN, THINK_CLOSE):
-        if marker in text:
-            yield finding(a, "MSG-031", f"{marker} in a text block", "reasoning in a thinking block, not in the text")
-            return
+    yield from markup_in(a, "MSG-031", _answer(a).text, "a text block", "reasoning in a thinking block, not in the text",
+                         (THINK_OPEN, THINK_CLOSE))
 
 
 @check("MSG-032", when=(_ended, lambda a: any(b.type == "thinking" for b in _answer(a).blocks.values())))
@@ -371,12 +355,7 @@ def thinking_signature(a: Analysis) -> Iterator[Finding]:
 @check("MSG-033", when=(_answered,))
 def tool_markup(a: Analysis) -> Iterator[Finding]:
     """A tool call written into a text block: Anthropic's clients run tool_use blocks only (chat's TOOL-010)."""
-    from conformance.checks.tools import MARKUP
-
-    text = _answer(a).text
-    hit = next((m for m in MARKUP if m in text), None)
-    if hit is not None:
-        yield finding(a, "MSG-033", f"{hit} in a text block", "a tool_use block (or text without call markup)")
+    yield from markup_in(a, "MSG-033", _answer(a).text, "a text block", "a tool_use block (or text without call markup)")
 
 
 def _prefill(a: Analysis) -> bool:

@@ -71,17 +71,24 @@ def differences(want: dict[str, Any], got: dict[str, Any]) -> list[tuple[str, st
     return out
 
 
-def _repeatable(a: Analysis) -> bool:
+def repeatable(a: Analysis) -> bool:
+    """The same request unstreamed was answered twice the same (only then can a stream's difference be blamed)."""
     seen = a.exchange.observations.unstreamed
     return isinstance(seen, dict) and seen.get("repeatable") is True
 
 
-@check("CHK-022", when=(chat_sse, complete, _repeatable))
-def parity(a: Analysis) -> Iterator[Finding]:
+def unstreamed_differences(a: Analysis, rule: str, *, skip: tuple[str, ...] = (), remedy: str = "") -> Iterator[Finding]:
+    """The parity finding of every protocol: what the stream assembled that the unstreamed answer did not (``skip``:
+    what the two requests did not ask alike)."""
     want = a.exchange.observations.unstreamed or {}
-    found = differences(want, view(a))
+    found = [d for d in differences(want, view(a)) if d[0] not in skip]
     if found:
-        yield finding(a, "CHK-022", "; ".join(f"{what} {got}" for what, got, _ in found),
+        yield finding(a, rule, "; ".join(f"{what} {got}" for what, got, _ in found),
                       "; ".join(f"{what} {wanted}" for what, _, wanted in found) + " (the same request unstreamed, "
-                      "twice the same)", remedy="Assemble the stream from the same output as the message: the same "
-                      "parser for tool calls and reasoning, the same finish and the same counts.")
+                      "twice the same)", remedy=remedy)
+
+
+@check("CHK-022", when=(chat_sse, complete, repeatable))
+def parity(a: Analysis) -> Iterator[Finding]:
+    yield from unstreamed_differences(a, "CHK-022", remedy="Assemble the stream from the same output as the message: "
+                                      "the same parser for tool calls and reasoning, the same finish and the same counts.")

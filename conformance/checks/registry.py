@@ -148,6 +148,19 @@ def recorded_violations(a: Analysis, answer: Any, whole: bool, what: str) -> Ite
                       remedy=f"{more} such {what}." if more > 1 else "")
 
 
+def order_check(rules: tuple[str, ...], when: Iterable[Predicate], answer: Callable[[Analysis], Any],
+                what: str) -> CheckFunc:
+    """Register the check of an event protocol's order rules: the violations its assembler recorded as the events
+    arrived in the ``answer`` (``recorded_violations``; the end's only on a whole stream), where every ``when``
+    holds; ``what`` names the events a count of the rest speaks of."""
+    from conformance.checks.conditions import complete
+
+    def order(a: Analysis) -> Iterator[Finding]:
+        yield from recorded_violations(a, answer(a), complete(a), what)
+
+    return check(*rules, when=when)(order)
+
+
 def short(value: Any, limit: int = 80) -> str:
     """A short repr for messages."""
     text = repr(value)

@@ -10,7 +10,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from conformance.checks.conditions import chat_answer, chat_json, chat_sse, complete
-from conformance.checks.registry import Finding, check, finding, recorded_violations, schema_problem, short
+from conformance.checks.parity import repeatable, unstreamed_differences
+from conformance.checks.registry import Finding, check, finding, order_check, schema_problem, short
+from conformance.checks.tools import markup_in
 from conformance.exchange import Analysis
 from conformance.model import Intent
 from conformance.protocols.chat.payloads import THINK_CLOSE, THINK_OPEN
@@ -25,10 +27,7 @@ def _answer(a: Analysis) -> Answer:
     return a.answer if isinstance(a.answer, Answer) else Answer()
 
 
-@check(*ORDER_RULES, when=(chat_sse,))
-def event_order(a: Analysis) -> Iterator[Finding]:
-    """The violations the transition tables recorded as the events arrived (the end's only on a whole stream)."""
-    yield from recorded_violations(a, _answer(a), complete(a), "event(s) in this stream")
+event_order = order_check(ORDER_RULES, (chat_sse,), _answer, "event(s) in this stream")
 
 
 @check("RSP-005", when=(chat_sse,))
@@ -218,11 +217,8 @@ def done_terminator(a: Analysis) -> Iterator[Finding]:
 
 @check("RSP-023", when=(chat_answer,))
 def think_markup(a: Analysis) -> Iterator[Finding]:
-    text = _answer(a).text
-    for marker in (THINK_OPEN, THINK_CLOSE):
-        if marker in text:
-            yield finding(a, "RSP-023", f"{marker} in the output text", "reasoning in a reasoning item, not in the text")
-            return
+    yield from markup_in(a, "RSP-023", _answer(a).text, "the output text", "reasoning in a reasoning item, not in the text",
+                         (THINK_OPEN, THINK_CLOSE))
 
 
 def _chained(a: Analysis) -> bool:
@@ -273,12 +269,7 @@ def _first(a: Analysis, kind: str) -> int | None:
 @check("RSP-029", when=(chat_answer,))
 def tool_markup(a: Analysis) -> Iterator[Finding]:
     """A tool call written into the output text: clients run function_call items only (chat's TOOL-010)."""
-    from conformance.checks.tools import MARKUP
-
-    text = _answer(a).text
-    hit = next((m for m in MARKUP if m in text), None)
-    if hit is not None:
-        yield finding(a, "RSP-029", f"{hit} in the output text", "a function_call item (or text without call markup)")
+    yield from markup_in(a, "RSP-029", _answer(a).text, "the output text", "a function_call item (or text without call markup)")
 
 
 # the fields of OpenAI's response object with no default in openai-python (types/responses/response.py): a client
@@ -299,11 +290,6 @@ def openai_fields(a: Analysis) -> Iterator[Finding]:
         yield finding(a, "RSP-030", f"{where} with created_at {created} (milliseconds)", "created_at in seconds")
 
 
-def _repeatable(a: Analysis) -> bool:
-    seen = a.exchange.observations.unstreamed
-    return isinstance(seen, dict) and seen.get("repeatable") is True
-
-
 # every field of OpenAI's response object (openai-python types/responses/response.py) and Open Responses'
 # ResponseResource: a key beyond them is a server's own
 DOCUMENTED_FIELDS = frozenset(RESOURCE_FIELDS) | frozenset({
@@ -319,16 +305,9 @@ def unknown_fields(a: Analysis) -> Iterator[Finding]:
                       "the response object's documented fields")
 
 
-@check("RSP-032", when=(chat_sse, complete, _repeatable))
+@check("RSP-032", when=(chat_sse, complete, repeatable))
 def parity(a: Analysis) -> Iterator[Finding]:
-    from conformance.checks.parity import differences, view
-
-    want = a.exchange.observations.unstreamed or {}
-    found = differences(want, view(a))
-    if found:
-        yield finding(a, "RSP-032", "; ".join(f"{what} {got}" for what, got, _ in found),
-                      "; ".join(f"{what} {wanted}" for what, _, wanted in found) + " (the same request unstreamed, "
-                      "twice the same)")
+    yield from unstreamed_differences(a, "RSP-032")
 
 
 NOT_FOUND = ("not found", "not_found", "does not exist", "no response", "unknown response", "could not find")

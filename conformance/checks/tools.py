@@ -15,6 +15,15 @@ MARKUP = ("<tool_call>", "</tool_call>", "<|python_tag|>", "[TOOL_CALLS]", "<fun
           "<｜tool▁calls▁begin｜>", "<|tool_call_begin|>", "<tool_calls>")
 
 
+def markup_in(a: Analysis, rule: str, text: str, where: str, instead: str,
+              markers: tuple[str, ...] = MARKUP) -> Iterator[Finding]:
+    """The first of ``markers`` (a tool call's markup, or reasoning's) written as text where the protocol has its
+    own objects for it: its clients run and show those only."""
+    hit = next((m for m in markers if m in text), None)
+    if hit is not None:
+        yield finding(a, rule, f"{hit} in {where}", instead)
+
+
 def _calls(a: Analysis) -> list[ToolCall]:
     return [call for choice in a.assembled.choices.values()
             for call in (choice.tool_calls[i] for i in sorted(choice.tool_calls))]

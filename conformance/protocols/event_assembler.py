@@ -78,10 +78,23 @@ class EventAssembler(Generic[E]):
     """Feed events one at a time; the subclass's answer and its order violations build as they arrive."""
 
     classify: Callable[[SSEEvent], E]  # the protocol's payload decoder (a staticmethod of the subclass)
+    new_answer: Callable[[], Violations]  # the protocol's answer, empty (its class)
     answer: Violations
+
+    def __init_subclass__(cls, classify: Callable[[SSEEvent], E] | None = None,
+                          answer: Callable[[], Violations] | None = None, **kwargs: Any) -> None:
+        """A protocol's assembler names its payload decoder and its answer's class: ``class Assembler(
+        EventAssembler[Event], classify=classify, answer=Answer)``."""
+        super().__init_subclass__(**kwargs)
+        if classify is not None:
+            cls.classify = staticmethod(classify)
+        if answer is not None:
+            cls.new_answer = answer
 
     def __init__(self, keep_events: bool = True) -> None:
         self.keep = keep_events
+        self.answer = self.new_answer()
+        self.state = "start"
         self._at: tuple[int, int] = (-1, 0)  # the event being fed: its index and offset
         self.payloads: list[E] = []
         self.watch: Any = None  # an EventWatch fed every event and payload in this pass (protocols/event_watch.py)
@@ -139,6 +152,31 @@ class EventAssembler(Generic[E]):
         self._at = (e.index, e.offset)
         if self.keep:
             self.payloads.append(e)
+
+    # the stream's lifecycle, a transition table: (state, event class) -> the next state; a pair missing from it
+    # violates the rule ``lifecycle_rule`` names for the state; ``first`` is what the stream must begin with
+    lifecycle: dict[tuple[str, str], str] = {}
+    lifecycle_rule: dict[str, str] = {}
+    first = ""
+
+    def _step(self, klass: str, e: Any, name: str) -> None:
+        """One event of class ``klass`` along the lifecycle; an event before the first is a violation, and the
+        stream is judged from there on as if it had begun; any other missing pair is ``_off``'s to word."""
+        nxt = self.lifecycle.get((self.state, klass))
+        if nxt is not None:
+            self.state = nxt
+            return
+        rule = self.lifecycle_rule[self.state]
+        if self.state == "start":
+            self._violate(rule, e.index, f"{name} first", self.first)
+            self.state = "open"
+            self._step(klass, e, name)
+        else:
+            self._off(rule, klass, e, name)
+
+    def _off(self, rule: str, klass: str, e: Any, name: str) -> None:
+        """An event of class ``klass`` the lifecycle has no pair for, past the start: the protocol's own words."""
+        self._violate(rule, e.index, f"{name} in state {self.state}", "the protocol's order")
 
     def _violate(self, rule: str, event: int | None, received: str, expected: str) -> None:
         self.violated += 1

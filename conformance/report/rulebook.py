@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
-from conformance.rules import CATEGORIES, RULES, cite
+from conformance.rules import RULES, cite, groups
 
 
 def _source(text: str) -> str:
@@ -19,10 +19,8 @@ def markdown() -> str:
            "Levels: **must** fails a run; **should** fails it with `--strict`; **advisory** is legal but "
            "known to break named clients. Each source is a public specification, or the document a fact was "
            "observed in, named by its title.", ""]
-    for category in CATEGORIES:
-        rules = [r for r in RULES if r.category == category]
-        protocols = sorted({r.protocol for r in rules})
-        out += [f"## {category} ({len(rules)}; protocol {', '.join(protocols)})", "",
+    for category, rules, protocols in groups():
+        out += [f"## {category} ({len(rules)}; protocol {protocols})", "",
                 "| id | level | applies | rule | source |", "|---|---|---|---|---|"]
         for r in rules:
             title = r.title.replace("|", "\\|")

@@ -36,3 +36,12 @@ def loads_strict(text: str) -> Any:
         return _DECODER.decode(text)
     except RecursionError as exc:
         raise ValueError("JSON nested too deeply") from exc
+
+
+def data_value(data: str) -> Any:
+    """An event's data as JSON, or None where it is not JSON (the stream's ``[DONE]`` among them): what a protocol's
+    ``answers`` reads, where data that is not a JSON object shows the generation under way or over."""
+    try:
+        return loads_strict(data)
+    except ValueError:
+        return None

@@ -17,7 +17,7 @@ from typing import Any
 
 from conformance.wire.errors import WireError
 from conformance.wire.pending import Pending
-from conformance.wire.sse import DEFAULT_MAX_LINE, pieces
+from conformance.wire.sse import DEFAULT_MAX_LINE, fed
 
 _fast: Any
 try:
@@ -94,10 +94,7 @@ class NDJSONDecoder(Pending):
             raise WireError("bytes fed after the end of the stream", self.total_bytes)
         self.total_bytes += len(data)
         if self._buf and b"\n" not in data:
-            self._more.append(data)  # a long line arriving piece by piece: not copied again on every feed
-            self._more_len += len(data)
-            if len(self._buf) + self._more_len > self._max_line:
-                raise WireError(f"a line longer than {self._max_line} bytes", self._start)
+            self._hold(data, self._start)
             return []
         buf = self._joined(data)
         parts = buf.split(b"\n")
@@ -183,8 +180,4 @@ class NDJSONDecoder(Pending):
 def decode_ndjson(body: bytes, cuts: list[int] | None = None) -> tuple[list[NDJSONLine], NDJSONDecoder]:
     """Decode a whole body, optionally fed in pieces cut at the given offsets."""
     decoder = NDJSONDecoder()
-    lines: list[NDJSONLine] = []
-    for piece in pieces(body, cuts):
-        lines += decoder.feed(piece)
-    lines += decoder.close()
-    return lines, decoder
+    return fed(decoder, body, cuts), decoder

@@ -3,6 +3,8 @@ arrived after it (joined once, when the line ends or the decoder needs it whole)
 
 from __future__ import annotations
 
+from conformance.wire.errors import WireError
+
 
 class Pending:
     """The bytes held back: ``_buf``, and ``_more`` (pieces since, ``_more_len`` bytes), joined by ``_joined``."""
@@ -10,6 +12,7 @@ class Pending:
     _buf: bytes
     _more: list[bytes]
     _more_len: int
+    _max_line: int
 
     def _joined(self, data: bytes = b"") -> bytes:
         """The held bytes and ``data``, in one piece; the pieces are forgotten."""
@@ -18,3 +21,11 @@ class Pending:
             self._more, self._more_len = [], 0
             return buf
         return self._buf + data if self._buf else data
+
+    def _hold(self, data: bytes, start: int) -> None:
+        """Keep ``data``, a piece of a long line arriving piece by piece (not copied again on every feed); a line
+        grown past the limit is an error at ``start``, where the line began."""
+        self._more.append(data)
+        self._more_len += len(data)
+        if len(self._buf) + self._more_len > self._max_line:
+            raise WireError(f"a line longer than {self._max_line} bytes", start)

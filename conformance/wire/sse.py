@@ -168,10 +168,7 @@ class SSEDecoder(Pending):
             return []
         self.stats.total_bytes += len(data)
         if self._buf and not self._bom_pending and self._buf[-1:] != b"\r" and b"\n" not in data and b"\r" not in data:
-            self._more.append(data)  # a long line arriving piece by piece: not copied again on every feed
-            self._more_len += len(data)
-            if len(self._buf) + self._more_len > self._max_line:
-                raise WireError(f"a line longer than {self._max_line} bytes", self._buf_start)
+            self._hold(data, self._buf_start)
             return []
         buf = self._joined(data)
         if self._bom_pending:
@@ -511,11 +508,16 @@ def pieces(body: bytes, cuts: list[int] | None = None) -> list[bytes]:
     return [body[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
 
 
+def fed(decoder: Any, body: bytes, cuts: list[int] | None = None) -> list[Any]:
+    """What ``decoder`` (SSE's or NDJSON's) reads of a whole body fed in pieces cut at the given offsets, and closed."""
+    out: list[Any] = []
+    for piece in pieces(body, cuts):
+        out += decoder.feed(piece)
+    out += decoder.close()
+    return out
+
+
 def decode_sse(body: bytes, cuts: list[int] | None = None) -> tuple[list[SSEEvent], SSEStats]:
     """Decode a whole body, optionally fed in pieces cut at the given offsets."""
     decoder = SSEDecoder()
-    events: list[SSEEvent] = []
-    for piece in pieces(body, cuts):
-        events += decoder.feed(piece)
-    events += decoder.close()
-    return events, decoder.stats
+    return fed(decoder, body, cuts), decoder.stats

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -60,6 +61,33 @@ def chat_options(request: dict[str, Any]) -> dict[str, Any]:
 def failed(out: dict[str, Any], exc: BaseException) -> None:
     """What the client raised: the user's error (the exception's type and message)."""
     out["error"] = {"message": f"{type(exc).__name__}: {exc}"[:300]}
+
+
+@contextmanager
+def reading(out: dict[str, Any], *, ending_completes: bool = True) -> Iterator[dict[str, Any]]:
+    """The client at work: what it raises is its user's error (``failed``); ending without raising is, for a client
+    that tells its user nothing more (``ending_completes``), a complete answer."""
+    try:
+        yield out
+    except Exception as exc:  # noqa: BLE001 - what the client made of the stream is the result
+        failed(out, exc)
+    else:
+        if ending_completes:
+            out["complete"] = True
+
+
+def add_choice(out: dict[str, Any], calls: dict[int, dict[str, Any]], choice: Any,
+               reasoning: Callable[[Any], str | None]) -> None:
+    """A chat chunk's choice added to what the user has, as the SDK's documentation assembles deltas: the content,
+    the reasoning (where ``reasoning`` finds it on a delta, as the client's users read it), the tool-call pieces, the
+    finish."""
+    delta = choice.delta
+    if delta is not None:
+        out["content"] += delta.content or ""
+        out["reasoning"] += reasoning(delta) or ""
+        add_call_pieces(calls, getattr(delta, "tool_calls", None))
+    if choice.finish_reason is not None:
+        out["finish_reason"] = choice.finish_reason
 
 
 def add_call_pieces(calls: dict[int, dict[str, Any]], pieces: Any) -> None:

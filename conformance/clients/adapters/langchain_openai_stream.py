@@ -7,7 +7,7 @@ import json
 import os
 from typing import Any
 
-from _replay import blank, chat_options, failed, recorded, serve
+from _replay import blank, chat_options, reading, recorded, serve
 
 
 def one(i: int = 0) -> dict[str, Any]:
@@ -21,7 +21,7 @@ def one(i: int = 0) -> dict[str, Any]:
                        api_key=os.environ.get("OPENAI_API_KEY", "x"), max_retries=0, timeout=30, stream_usage=True)
     options = chat_options(recorded(i))
     tools, choice = options.pop("tools", None), options.pop("tool_choice", None)
-    try:
+    with reading(out):
         runnable = model.bind_tools(tools, tool_choice=choice) if tools else model
         runnable = runnable.bind(**options) if options else runnable  # max_tokens, stop, ... as the request had them
         total = None
@@ -40,9 +40,6 @@ def one(i: int = 0) -> dict[str, Any]:
                 out["usage"] = {"prompt_tokens": usage.get("input_tokens"),
                                 "completion_tokens": usage.get("output_tokens"),
                                 "total_tokens": usage.get("total_tokens")}
-        out["complete"] = True
-    except Exception as exc:  # noqa: BLE001 - what the client made of the stream is the result
-        failed(out, exc)
     return out
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from _replay import add_call_pieces, blank, chat_options, failed, recorded, serve
+from _replay import add_choice, blank, chat_options, reading, recorded, serve
 
 
 def one(i: int = 0) -> dict[str, Any]:
@@ -16,7 +16,7 @@ def one(i: int = 0) -> dict[str, Any]:
 
     out = blank("litellm", "litellm")
     calls: dict[int, dict[str, Any]] = {}
-    try:
+    with reading(out):
         stream = litellm.completion(model="openai/replay", api_base=os.environ["OPENAI_BASE_URL"],
                                     api_key=os.environ.get("OPENAI_API_KEY", "x"), stream=True, num_retries=0,
                                     messages=[{"role": "user", "content": "Hi"}], timeout=30,
@@ -29,17 +29,8 @@ def one(i: int = 0) -> dict[str, Any]:
             for choice in chunk.choices or []:
                 if (choice.index or 0) != 0:
                     continue  # the first choice's
-                delta = choice.delta
-                if delta is not None:
-                    out["content"] += delta.content or ""
-                    out["reasoning"] += getattr(delta, "reasoning_content", None) or ""
-                    add_call_pieces(calls, getattr(delta, "tool_calls", None))
-                if choice.finish_reason is not None:
-                    out["finish_reason"] = choice.finish_reason
+                add_choice(out, calls, choice, lambda delta: getattr(delta, "reasoning_content", None))
         out["tool_calls"] = [calls[i] for i in sorted(calls)]
-        out["complete"] = True
-    except Exception as exc:  # noqa: BLE001 - what the client made of the stream is the result
-        failed(out, exc)
     return out
 
 

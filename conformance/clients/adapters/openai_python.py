@@ -10,7 +10,13 @@ import os
 import sys
 from typing import Any
 
-from _replay import add_call_pieces, blank, chat_options, failed, recorded, serve
+from _replay import add_choice, blank, chat_options, reading, recorded, serve
+
+
+def _reasoning(delta: Any) -> str | None:
+    """The reasoning a delta carries, as the SDK gives it to its users: a field beyond its types (model_extra)."""
+    extra = delta.model_extra or {}
+    return extra.get("reasoning_content") or extra.get("reasoning")
 
 
 def one(i: int = 0) -> dict[str, Any]:
@@ -23,7 +29,7 @@ def one(i: int = 0) -> dict[str, Any]:
                            max_retries=0, timeout=30)
     request = {"model": "replay", "messages": [{"role": "user", "content": "Hi"}],
                "stream_options": {"include_usage": True}, **chat_options(recorded(i))}
-    try:
+    with reading(out):
         if mode == "completions":
             for chunk in client.completions.create(model="replay", prompt="Hi", stream=True,
                                                    stream_options={"include_usage": True}):
@@ -35,7 +41,6 @@ def one(i: int = 0) -> dict[str, Any]:
                 out["content"] += choice.text or ""
                 if choice.finish_reason is not None:
                     out["finish_reason"] = choice.finish_reason
-            out["complete"] = True
         elif mode == "helper":
             with client.chat.completions.stream(**request) as stream:
                 for _ in stream:
@@ -50,7 +55,6 @@ def one(i: int = 0) -> dict[str, Any]:
                                      for c in choice.message.tool_calls or []]
                 out["finish_reason"] = choice.finish_reason
             out["usage"] = final.usage.model_dump() if final.usage else None
-            out["complete"] = True
         else:
             calls: dict[int, dict[str, Any]] = {}
             for chunk in client.chat.completions.create(stream=True, **request):
@@ -59,18 +63,8 @@ def one(i: int = 0) -> dict[str, Any]:
                 choice = next((c for c in chunk.choices or [] if c.index == 0), None)  # the first choice's
                 if choice is None:
                     continue
-                delta = choice.delta
-                if delta is not None:
-                    out["content"] += delta.content or ""
-                    extra = delta.model_extra or {}
-                    out["reasoning"] += extra.get("reasoning_content") or extra.get("reasoning") or ""
-                    add_call_pieces(calls, delta.tool_calls)
-                if choice.finish_reason is not None:
-                    out["finish_reason"] = choice.finish_reason
+                add_choice(out, calls, choice, _reasoning)
             out["tool_calls"] = [calls[i] for i in sorted(calls)]
-            out["complete"] = True  # the iterator ended without raising: all the SDK tells its user
-    except Exception as exc:  # noqa: BLE001 - what the client made of the stream is the result
-        failed(out, exc)
     return out
 
 

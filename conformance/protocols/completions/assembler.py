@@ -114,16 +114,11 @@ class Answer:
                 "error": self.error, "done": self.done}
 
 
-class Assembler(EventAssembler[Chunk]):
+class Assembler(EventAssembler[Chunk], classify=classify, answer=Answer):
     """Feed chunks one at a time; the completion and the order violations build as they arrive."""
 
-    classify = staticmethod(classify)
-
-    def __init__(self, keep_events: bool = True) -> None:
-        super().__init__(keep_events)
-        self.answer: Answer = Answer()
-        self.state = "start"
-        self._repeated: Choice | None = None  # the choice the template path's text goes to
+    answer: Answer
+    _repeated: Choice | None = None  # the choice the template path's text goes to
 
     def feed(self, e: Chunk) -> None:
         a = self.answer

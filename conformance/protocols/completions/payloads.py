@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from conformance.wire.json import loads_strict
+from conformance.wire.json import data_value, loads_strict
 from conformance.wire.sse import SSEEvent
 
 DONE = "[DONE]"
@@ -50,12 +50,7 @@ def classify(event: SSEEvent) -> Chunk:
 
 def answers(data: str) -> bool:
     """Whether a payload shows the generation under way or over: a chunk with text or a finish, an error, [DONE]."""
-    if data == DONE:
-        return True
-    try:
-        value = loads_strict(data)
-    except ValueError:
-        return True
+    value = data_value(data)
     if not isinstance(value, dict):
         return True
     choices = value.get("choices")

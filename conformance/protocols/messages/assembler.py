@@ -186,17 +186,13 @@ class Answer:
                 "error": self.error, "stopped": self.stopped}
 
 
-class Assembler(EventAssembler[Event]):
+class Assembler(EventAssembler[Event], classify=classify, answer=Answer):
     """Feed events one at a time; the message and the order violations build as they arrive."""
 
-    classify = staticmethod(classify)
-
-    def __init__(self, keep_events: bool = True) -> None:
-        super().__init__(keep_events)
-        self.answer: Answer = Answer()
-        self.state = "start"
-        self.open_block: int | None = None
-        self._repeated: Block | None = None  # the block the template path's deltas go to
+    answer: Answer
+    lifecycle, lifecycle_rule, first = MESSAGE, MESSAGE_RULE, "message_start first (after any ping)"
+    open_block: int | None = None
+    _repeated: Block | None = None  # the block the template path's deltas go to
 
     # -- feeding ---
     def feed(self, e: Event) -> None:
@@ -265,17 +261,8 @@ class Assembler(EventAssembler[Event]):
         self._at = (index, offset)
         self._repeated.pieces.append(text)  # type: ignore[union-attr]
 
-    def _step(self, klass: str, e: Event, name: str) -> None:
-        nxt = MESSAGE.get((self.state, klass))
-        if nxt is not None:
-            self.state = nxt
-            return
-        rule = MESSAGE_RULE[self.state]
-        if self.state == "start":
-            self._violate(rule, e.index, f"{name} first", "message_start first (after any ping)")
-            self.state = "open"
-            self._step(klass, e, name)  # judged from there on as if the message had begun
-        elif self.state == "failed":
+    def _off(self, rule: str, klass: str, e: Event, name: str) -> None:
+        if self.state == "failed":
             self._violate(rule, e.index, f"{name} after an error event", "nothing after the error event")
         elif self.state == "stopped":
             self._violate(rule, e.index, f"{name} after message_stop", "nothing after message_stop")

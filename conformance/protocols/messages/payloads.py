@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from conformance.wire.json import loads_strict
+from conformance.wire.json import data_value, loads_strict
 from conformance.wire.sse import SSEEvent
 
 MESSAGE_START = "message_start"
@@ -76,9 +76,6 @@ def classify(event: SSEEvent) -> Event:
 def answers(data: str) -> bool:
     """Whether an event's data shows the generation under way or over: a content block, the message's end, an error.
     message_start and ping do not: servers send them before the prompt is processed."""
-    try:
-        value = loads_strict(data)
-    except ValueError:
-        return True
+    value = data_value(data)
     kind = value.get("type") if isinstance(value, dict) else None
     return not isinstance(kind, str) or kind in OUTPUT_EVENTS

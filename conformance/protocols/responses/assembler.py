@@ -181,16 +181,12 @@ class Answer:
                 "error": self.error, "terminal": self.terminal, "incomplete_reason": self.incomplete_reason}
 
 
-class Assembler(EventAssembler[Event]):
+class Assembler(EventAssembler[Event], classify=classify, answer=Answer):
     """Feed events one at a time; the answer and the order violations build as they arrive."""
 
-    classify = staticmethod(classify)
-
-    def __init__(self, keep_events: bool = True) -> None:
-        super().__init__(keep_events)
-        self.answer: Answer = Answer()
-        self.state = "start"
-        self.last_seq: int | None = None
+    answer: Answer
+    lifecycle, lifecycle_rule, first = LIFECYCLE, LIFECYCLE_RULE, "response.created first"
+    last_seq: int | None = None
 
     # -- feeding ---
     def feed(self, e: Event) -> None:
@@ -248,17 +244,8 @@ class Assembler(EventAssembler[Event]):
         else:
             self._step("other", e, kind)
 
-    def _step(self, klass: str, e: Event, name: str) -> None:
-        nxt = LIFECYCLE.get((self.state, klass))
-        if nxt is not None:
-            self.state = nxt
-            return
-        rule = LIFECYCLE_RULE[self.state]
-        if self.state == "start":
-            self._violate(rule, e.index, f"{name} first", "response.created first")
-            self.state = "open"
-            self._step(klass, e, name)  # judged from there on as if the stream had begun
-        elif self.state == "open" and klass == "done":
+    def _off(self, rule: str, klass: str, e: Event, name: str) -> None:
+        if self.state == "open" and klass == "done":
             self._violate(rule, e.index, "data: [DONE] before any terminal event",
                           "response.completed, response.incomplete or response.failed, then [DONE] if any")
             self.state = "closed"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from conformance.wire.json import loads_strict
+from conformance.wire.json import data_value, loads_strict
 from conformance.wire.sse import SSEEvent
 
 DONE = "[DONE]"
@@ -81,11 +81,6 @@ def classify(event: SSEEvent) -> Event:
 def answers(data: str) -> bool:
     """Whether an event's data shows the generation under way or over: output, an item, an error, the end.
     response.created and response.in_progress do not: servers send them before the prompt is processed."""
-    if data == DONE:
-        return True
-    try:
-        value = loads_strict(data)
-    except ValueError:
-        return True
+    value = data_value(data)
     kind = value.get("type") if isinstance(value, dict) else None
     return not isinstance(kind, str) or kind in OUTPUT_EVENTS or kind in TERMINAL or kind == ERROR
