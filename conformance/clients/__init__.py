@@ -287,6 +287,32 @@ def streamed_exchanges(report_dir: Path, protocol: str) -> list[tuple[str, Any]]
     return out
 
 
+def _asked(ex: Any) -> str:
+    """An exchange's request as a key, streaming aside (stream and stream_options), with its path."""
+    request = ex.request if isinstance(ex.request, dict) else {}
+    return json_text([ex.path, {k: v for k, v in request.items() if k not in ("stream", "stream_options")}],
+                     sort_keys=True)
+
+
+def unstreamed_twins(report_dir: Path, exchanges: list[tuple[str, Any]]) -> dict[str, tuple[str, Any]]:
+    """For each streamed exchange, the server's own unstreamed answer to the same request in the same run (a
+    scenario's json twin, a parity scenario's unstreamed request), where it answered one with a 2xx: what the server
+    answers an agent that asks again without streaming (Claude Code's fallback)."""
+    from conformance.engine.wirelog import WIRE_DIR, load
+
+    _, outcomes = load(report_dir)
+    wire = report_dir if (report_dir / "run.json").is_file() else report_dir / WIRE_DIR
+    doc = json.loads((wire / "run.json").read_text(encoding="utf-8"))
+    answered: dict[str, tuple[str, Any]] = {}
+    for item, outcome in zip(doc["outcomes"], outcomes, strict=True):
+        for stem, ex in zip(item["exchanges"], outcome.exchanges, strict=True):
+            request = ex.request if isinstance(ex.request, dict) else {}
+            streamed = request.get("stream", getattr(ex.protocol, "streams_by_default", False))
+            if ex.method == "POST" and streamed is not True and ex.status is not None and 200 <= ex.status < 300:
+                answered.setdefault(_asked(ex), (stem, ex))
+    return {stem: answered[_asked(ex)] for stem, ex in exchanges if _asked(ex) in answered}
+
+
 def _fixture(ex: Any, stem: str, folder: Path, profile: str, write: bool = False) -> Any:
     """The exchange as a fixture the replay serves (in memory); with ``write``, also written in ``folder`` (sidecar
     and body, as ``conformance record`` writes them) for a reproducer."""
@@ -372,8 +398,13 @@ def _agent_batch(command: list[str], server: Any, fixtures: list[Any], timeout: 
 
     out: list[tuple[Any, list[str]]] = []
     for fx in fixtures:
-        server.limit, server.beyond = 1, 0
+        server.limit, server.beyond, server.fallbacks = 1, 0, 0
         [(got, problems)] = _batch(command, server, [fx], timeout)
+        if server.fallbacks:  # the server's own unstreamed answer to the same request reached the agent
+            twin = server.unstreamed[id(fx)]
+            problems = [*problems, f"asked again without streaming: after the stream the agent sent "
+                        f"the request again unstreamed (its fallback), and the server's own unstreamed answer to the same "
+                        f"request ({twin.name}) answered it"]
         error = (got or {}).get("error")
         if server.beyond and isinstance(error, dict) and REPLAY_ENDED in str(error.get("message", "")) \
                 and not expected(fx).get("error"):  # (an answer that was an error: the agent retried, and reported)
@@ -486,6 +517,9 @@ def check_client(client: Client, command: list[str], exchanges: list[tuple[str, 
     results: list[ExchangeResult] = []
     version = ""
     batch = _agent_batch if client.one_run_each else _batch
+    twins = unstreamed_twins(report_dir, exchanges) if client.one_run_each and report_dir is not None else {}
+    unstreamed = {id(fx): _fixture(twins[stem][1], twins[stem][0], work, profile)
+                  for fx, (stem, _) in zip(fixtures, exchanges, strict=True) if stem in twins}
     if client.one_run_each:  # one run per exchange: Hypothesis' many runs of every exchange would take minutes
         chunkings = tuple(c for c in chunkings if c != "hypothesis") or ("whole",)
     try:
@@ -501,6 +535,7 @@ def check_client(client: Client, command: list[str], exchanges: list[tuple[str, 
             else:
                 with ReplayServer(fixtures, chunking=served) as server:
                     server.cuts_of = (lambda fx: cuts[id(fx)]) if chunking == "recorded" else None
+                    server.unstreamed = unstreamed
                     answers = batch(command, server, fixtures, timeout)
                     wrong = {n: [p for i, p in server.wrong_at if i == n] for n in range(len(fixtures))}
                 if chunking == "whole":

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import json
 import random
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from conformance.fixtures import Fixture
 from conformance.fuzz.strategies import nasty_cuts
 from conformance.wire.body import whole
+from conformance.wire.local import LocalServer
 from conformance.wire.sse import pieces
 
 CHUNKINGS = ("whole", "bytes", "random", "adversarial")
@@ -94,13 +94,25 @@ def write_requests(folder: str, fixtures: list[Fixture]) -> str:
     return path
 
 
+def _streams(raw: bytes, fixture: Fixture | None) -> bool:
+    """Whether a request body asks for a stream (by the protocol's default where it does not say; a body that is not
+    a JSON object, as if it did)."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return True
+    protocol = fixture.exchange.protocol if fixture is not None else None
+    default = bool(getattr(protocol, "streams_by_default", False))
+    return not isinstance(value, dict) or value.get("stream", default) is True
+
+
 def served_path(fixture: Fixture) -> str:
     """The route a fixture answers on: the path it was recorded on, under /v1 for the OpenAI routes."""
     path = fixture.exchange.path.split("?", 1)[0].rstrip("/")
     return path if path.startswith(("/v1/", "/api/")) else "/v1" + path
 
 
-class ReplayServer:
+class ReplayServer(LocalServer):
     """Serves fixtures on 127.0.0.1; ``fixture`` can be changed between requests."""
 
     def __init__(self, fixtures: list[Fixture], chunking: str = "adversarial", seed: int = 0, port: int = 0,
@@ -119,32 +131,18 @@ class ReplayServer:
         # counted in ``beyond``: the recording has no answer for them
         self.limit: int | None = None
         self.beyond = 0
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # the server's own unstreamed answer to a streamed fixture's request, where the run recorded one (by the
+        # streamed fixture's id): an agent that asks again without streaming (Claude Code's fallback) gets it whole,
+        # as the server answered that request; ``fallbacks`` counts them
+        self.unstreamed: dict[int, Fixture] = {}
+        self.fallbacks = 0
+        self.last: Fixture | None = None  # the fixture served last
+        super().__init__(self._handler(), port)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    @property
-    def host_url(self) -> str:
-        """The server's root, as Ollama clients take it (OLLAMA_HOST)."""
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def start(self) -> ReplayServer:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def __enter__(self) -> ReplayServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        """The OpenAI routes' base (``host_url``, the root, is what Ollama clients take as OLLAMA_HOST)."""
+        return self.host_url + "/v1"
 
     def served_body(self, fixture: Fixture) -> bytes:
         """The bytes served for ``fixture``: its body, with keep-alive comments when asked."""
@@ -198,7 +196,12 @@ class ReplayServer:
 
             def do_POST(self) -> None:  # noqa: N802
                 if server.limit is not None and server.served >= server.limit:
-                    self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                    raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                    twin = server.unstreamed.get(id(server.last)) if server.last is not None else None
+                    if twin is not None and not _streams(raw, server.last):
+                        server.fallbacks += 1
+                        self._answer(twin, [whole(twin.exchange.body)], chunked=False, stall=False, cuts=None)
+                        return
                     server.beyond += 1
                     body = (b'{"type": "error", "error": {"type": "api_error", "message": "replay: the recording '
                             b'has no answer for this request"}}')
@@ -214,21 +217,29 @@ class ReplayServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 self.rfile.read(length)
                 server.served += 1
+                server.last = fixture
+                framing = cut_framing(fixture.exchange)
+                body = server.served_body(fixture)
+                cuts = server.cuts_of(fixture) if server.cuts_of is not None else server.cuts
+                parts = pieces(body, cuts) if cuts is not None else cut(body, server.chunking, server.seed + server.served)
+                self._answer(fixture, parts, framing, server.chunking == "adversarial", cuts)
+
+            def _answer(self, fixture: Fixture, parts: list[bytes], framing: tuple[str, str] | None = None,
+                        stall: bool = False, cuts: list[int] | None = None, chunked: bool | None = None) -> None:
+                """The fixture's status and headers, then its body in ``parts`` (as the server cut it: ``framing``)."""
                 ex = fixture.exchange
                 self.send_response(ex.status or 200)
                 for name, value in ex.headers:
                     if name.lower() not in ("content-length", "transfer-encoding", "connection"):
                         self.send_header(name, value)
                 self.send_header("Connection", "close")
-                framing = cut_framing(ex)
                 if framing is not None:
                     self.send_header(*framing)
+                elif chunked is False:
+                    self.send_header("Content-Length", str(sum(len(p) for p in parts)))
                 self.end_headers()
                 chunked = framing is not None and framing[0] == "Transfer-Encoding"
-                stall = server.chunking == "adversarial"
-                body = server.served_body(fixture)
-                cuts = server.cuts_of(fixture) if server.cuts_of is not None else server.cuts
-                parts = pieces(body, cuts) if cuts is not None else cut(body, server.chunking, server.seed + server.served)
+                body = b"".join(parts) if server.stall > 0 else b""
                 ends = set(event_ends(body)) if server.stall > 0 else set()
                 if ends:  # every event ends a piece, and the silence follows it
                     at = [0]

@@ -60,3 +60,11 @@ def test_the_agents_read_the_reference_runs_answers_and_claude_code_breaks_on_un
     # replay's 503 is not counted as the server's error): the answer is lost to the user
     assert "asked again" in broken.reason, broken.reason
     assert [p for r in broken.results for p in r.problems if p.startswith("content:")], broken.to_json()
+    # with the run beside it, the replay answers that fallback (the same request, unstreamed) with the server's own
+    # unstreamed answer to it (messages-json), as the server would: Claude Code recovers, as it does live
+    recovered = check_client(client, environment(client, clients_dir), one, tmp_path / "work2", ("whole",),
+                             report_dir=run)
+    assert recovered.verdict == "works with limits", recovered.to_json()
+    [result] = recovered.results
+    assert [p for p in result.problems if p.startswith("asked again without streaming")], recovered.to_json()
+    assert result.got["content"] and not result.got["error"], recovered.to_json()
