@@ -455,8 +455,8 @@ BAD_INPUT: tuple[tuple[str, str, str], ...] = (
     ("nothing served at all, with --model", "--base-url http://host:8080/wrong --model m",
      "nothing at http://host:8080/wrong serves an LLM API"),
     ("a model the server does not list", "--model gpt-typo", "the model 'gpt-typo' is not served"),
-    ("a capability of a protocol --protocol leaves out", "--protocol completions --expect tools",
-     "--expect tools is a capability of the chat protocol, which --protocol completions leaves out"),
+    ("a capability of a protocol --protocol leaves out", "--protocol messages --expect tools",
+     "--expect tools is a capability of the chat protocol, which --protocol messages leaves out"),
     ("a key the server refuses", "--api-key wrong", "answered 401; the key that was sent was refused"),
     ("nothing listening on the port (exit 3)", "--base-url http://127.0.0.1:9/v1", "did not answer"),
 )

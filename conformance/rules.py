@@ -34,8 +34,8 @@ RULESET_VERSION = "10"  # bumped whenever a rule is added or retired or its mean
 #    silence in a stream, the longest reported).
 # 9: one-protocol servers (issue 61): chat's route is a capability (TRN-020, --expect chat); a server that does not
 #    serve a protocol's route gets none of its scenarios, and a refusal that names no model never blames the model.
-# 10: the Completions API (issue 61): CMP-001..015, the capabilities completions, completions-logprobs and
-#     completions-echo; a run of --protocol judges no other protocol's capability rule. Depth on every API (issue
+# 10: the Completions API (issue 61): CMP-001..015 and its three capabilities, all in its package; a run of
+#     --protocol judges no other protocol's capability rule. Depth on every API (issue
 #     59): ERR-027 (error.type a kind, not a class name), RSP-029..031 (markup, the fields OpenAI always sends, a
 #     stored response continued), MSG-033..036 (markup, a prefill, thinking alone, a stop reported as end_turn),
 #     MSG-014 asks for stop_sequence, RSP-032 (parity), RSP-033 and MSG-037 (keys beyond the reference), TRN-021

@@ -74,3 +74,36 @@ def test_the_independence_contract_names_every_protocol() -> None:
     config = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
     contract = next(c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "independence")
     assert contract["modules"] == [f"conformance.protocols.{name}" for name in REGISTRY]
+
+
+# where the Completions API, the fifth protocol, is named outside its package (issue 61's proof of the seam), and
+# why: what a new protocol adds outside its package is a registry line, and a client row if a client is checked on it
+COMPLETIONS_OUTSIDE = {
+    "conformance/protocols/__init__.py": "the registry: REGISTRY",
+    "conformance/clients/__init__.py": "the clients' registry: the openai SDK's completions row",
+    "conformance/clients/adapters/openai_python.py": "that row's mode of the openai SDK's adapter",
+}
+
+
+def test_the_completions_api_is_named_outside_its_package_only_by_registries() -> None:
+    """The seam, measured (issue 61): every file of the package `conformance` outside
+    `conformance/protocols/completions/` that names the protocol (the word completions, not /v1/chat/completions
+    or chat.completions) is a registry. Its rules, checks, scenarios, payloads, assembler and capabilities are in
+    its package; the schema's category enum, the reference server's routes and the fixture builders find it there."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    named = re.compile(r"(?<![/._\w-])completions(?![._/\w-])")
+    found = {}
+    for path in sorted((root / "conformance").rglob("*")):
+        if path.suffix not in (".py", ".mjs", ".json") or "_fixtures" in path.parts or "__pycache__" in path.parts:
+            continue
+        relative = path.relative_to(root).as_posix()
+        if relative.startswith("conformance/protocols/completions/"):
+            continue
+        lines = [n for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if named.search(line)]
+        if lines:
+            found[relative] = lines
+    assert sorted(found) == sorted(COMPLETIONS_OUTSIDE), found
+    assert len(found["conformance/protocols/__init__.py"]) == 1, found

@@ -306,8 +306,8 @@ _LOADED: list[str] = []
 
 def _load() -> None:
     """Register every check: each module of this package (a check registers itself, by ``@check``, when its module
-    is imported) and each protocol's own checks module (``conformance/checks/<name>.py``), found by name, never listed
-    by hand: the registry imports no check module, so no check module's import of it closes a circle."""
+    is imported) and each protocol's own checks module (``conformance/protocols/<name>/checks.py``), found by name,
+    never listed by hand: the registry imports no check module, so no check module's import of it closes a circle."""
     if _LOADED:
         return
     import importlib
@@ -319,5 +319,5 @@ def _load() -> None:
     for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
         if info.name not in ("registry", "conditions"):
             importlib.import_module(f"conformance.checks.{info.name}")
-    brought("conformance.checks.{name}")  # (the same modules, for a protocol whose checks live here)
+    brought("conformance.protocols.{name}.checks")  # each protocol's own checks, beside its rules
     _LOADED.append("loaded")

@@ -116,4 +116,8 @@ BAD_INPUT = frozenset({
 })  # an unknown parameter is not here: accepting one is legal (DEVIATIONS I1, I2); ERR-013 judges it. Nor is the
 # oversized body (16 MiB, valid): seed 003 §2.3 says a request with several photos is tens of megabytes, so answering
 # it is legal; a 413 is seed 001's body limit, ERR-015 under --profile strict
-__all__ = ["BAD_INPUT", "Intent", "Level", "Outcome", "gating_levels"]
+# inline reasoning markup (seed 003 §4: a carrier a client separates from the text), the same in every protocol
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
+
+__all__ = ["BAD_INPUT", "THINK_CLOSE", "THINK_OPEN", "Intent", "Level", "Outcome", "gating_levels"]

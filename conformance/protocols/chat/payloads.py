@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from conformance.model import THINK_CLOSE as THINK_CLOSE
+from conformance.model import THINK_OPEN as THINK_OPEN
 from conformance.wire.json import fast_loads as fast_loads
 from conformance.wire.json import loads_strict as loads_strict
 from conformance.wire.sse import SSEEvent
 
 DONE = "[DONE]"
-THINK_OPEN = "<think>"
-THINK_CLOSE = "</think>"
 PROFILE_KEYS = ("afm_profile", "afm_profile_extended")
 FILTER_KEYS = ("prompt_filter_results", "prompt_annotations")
 

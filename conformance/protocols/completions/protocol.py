@@ -2,7 +2,7 @@
 the same ``text_completion`` object over SSE and ended by ``data: [DONE]``, or one completion object.
 
 Sources: OpenAI API reference, "Completions" (create completion; the completion object). The stream's order is a
-transition table in ``assembler``; the rules that read it are in ``conformance.checks.completions``. Its users are
+transition table in ``assembler``; the rules that read it are in ``conformance.protocols.completions.checks``. Its users are
 real: lm-evaluation-harness's ``local-completions`` scores continuations with echo and logprobs, and
 code-completion clients send a prompt and a suffix.
 """

@@ -3,7 +3,7 @@
 Sources: Anthropic API reference, "Messages" (the request, the message object, content blocks, ``stop_reason``,
 usage), "Streaming Messages" (the event flow and delta types), "Errors" and "Versions" (``x-api-key``,
 ``anthropic-version: 2023-06-01``). The order of the events is two transition tables in ``assembler``; the rules that
-read them are in ``conformance.checks.messages``.
+read them are in ``conformance.protocols.messages.checks``.
 """
 
 from __future__ import annotations

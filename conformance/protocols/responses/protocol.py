@@ -2,7 +2,7 @@
 
 Sources: OpenAI API reference, "Responses" and "Responses streaming events"; the Open Responses
 specification (openresponses.org). The order of the events is three transition tables in
-``assembler``; the rules that read them are in ``conformance.checks.responses``.
+``assembler``; the rules that read them are in ``conformance.protocols.responses.checks``.
 """
 
 from __future__ import annotations

@@ -15,8 +15,7 @@ from conformance.checks.parity import repeatable, unstreamed_differences
 from conformance.checks.registry import Finding, check, finding, order_check, short
 from conformance.checks.tools import markup_in
 from conformance.exchange import Analysis
-from conformance.model import BAD_INPUT, Intent
-from conformance.protocols.chat.payloads import THINK_CLOSE, THINK_OPEN
+from conformance.model import BAD_INPUT, THINK_CLOSE, THINK_OPEN, Intent
 from conformance.protocols.messages.assembler import Answer, block_problem
 from conformance.protocols.messages.payloads import ERROR_STATUS, MESSAGE_START
 

@@ -14,8 +14,7 @@ from conformance.checks.parity import repeatable, unstreamed_differences
 from conformance.checks.registry import Finding, check, finding, order_check, schema_problem, short
 from conformance.checks.tools import markup_in
 from conformance.exchange import Analysis
-from conformance.model import Intent
-from conformance.protocols.chat.payloads import THINK_CLOSE, THINK_OPEN
+from conformance.model import THINK_CLOSE, THINK_OPEN, Intent
 from conformance.protocols.responses.assembler import Answer
 from conformance.protocols.responses.payloads import CREATED, FAILED, QUEUED
 
