@@ -153,7 +153,8 @@ def _defects() -> dict[str, list[tuple[str, bool]]]:
 def rules_index() -> str:
     """The rulebook: one table per category, each id a link to its page."""
     out = ["# Rules", "",
-           f"{len(RULES)} rules, generated from the rulebook (`conformance/rules.py`) when the site is built; "
+           f"{len(RULES)} rules, generated from the rulebook (`conformance/rules.toml` and each protocol's "
+           "`rules.toml`) when the site is built; "
            "`conformance rules` prints the same. Levels: " +
            "; ".join(f"**{level}** {what}" for level, what in LEVELS.items()) + ". "
            "Each rule's page names its source: a public specification (OpenAI's, Anthropic's and Ollama's API "

@@ -97,7 +97,7 @@ def test_the_completions_api_is_named_outside_its_package_only_by_registries() -
     named = re.compile(r"(?<![/._\w-])completions(?![._/\w-])")
     found = {}
     for path in sorted((root / "conformance").rglob("*")):
-        if path.suffix not in (".py", ".mjs", ".json") or "_fixtures" in path.parts or "__pycache__" in path.parts:
+        if path.suffix not in (".py", ".mjs", ".json", ".toml") or "_fixtures" in path.parts or "__pycache__" in path.parts:
             continue
         relative = path.relative_to(root).as_posix()
         if relative.startswith("conformance/protocols/completions/"):

@@ -14,7 +14,7 @@ protocol's name. A new protocol is one package here and one line in ``REGISTRY``
 brings is found by name from the registry, never listed by hand:
 
 - ``conformance/protocols/<name>/scenarios.py``: ``scenarios()``, its scenarios;
-- ``conformance/protocols/<name>/rules.py``: ``RULES``, its rules' rows (its category is its name);
+- ``conformance/protocols/<name>/rules.toml``: its rules, a ``[[rule]]`` table each (their category is its name);
 - ``conformance/checks/<name>.py``: its checks, registered by import;
 - ``reference_server/<name>.py``: ``routes(server)``, its reference route, and
   ``reference_server/<name>_faults.py``: ``DEFECTS`` and ``LEGAL``, its faults for the self-test.

@@ -7,121 +7,24 @@ A cell is either rule ids (``RSP-017``, ``MSG-017``: the fact judged there) or a
 
 from __future__ import annotations
 
+import sys
+
+
+def _table() -> dict[str, tuple[str, str]]:
+    """conformance/report/parity.toml: chat rule -> (Responses API, Messages API)."""
+    from importlib.resources import files
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
+    doc = tomllib.loads(files("conformance.report").joinpath("parity.toml").read_text(encoding="utf-8"))
+    return {rule: (row["responses"], row["messages"]) for rule, row in doc.items()}
+
+
 # chat rule -> (Responses API, Messages API)
-PARITY: dict[str, tuple[str, str]] = {
-    "TRN-015": ("none: OpenAI-Request-ID is AFM's chat header (AFM's streaming documentation)", "none: AFM serves chat only"),
-    "SSE-002": ("RSP-002 (one terminal event ends the stream), RSP-020 ([DONE] where the dialect documents it)",
-                "MSG-002 (message_stop last)"),
-    "SSE-003": ("RSP-002 (nothing but [DONE] after the terminal event)", "MSG-002 (nothing after message_stop)"),
-    "SSE-004": ("none: the terminal event, not a sentinel, ends the stream; bytes after it are WHATWG comments",
-                "none: as for Responses"),
-    "SSE-008": ("RSP-004 (event: equals the payload's type), RSP-005", "MSG-004, MSG-005"),
-    "CHK-001": ("RSP-003 (every payload a JSON object with a string type)", "MSG-003"),
-    "CHK-002": ("RSP-013 (object response), RSP-030", "MSG-006, MSG-014 (type message)"),
-    "CHK-003": ("RSP-030 (the response's id), RSP-007 (each item's item_id)",
-                "MSG-006 (the message id, once, in message_start)"),
-    "CHK-004": ("RSP-030 (model)", "MSG-006 (model)"),
-    "CHK-005": ("RSP-030 (created_at), RSP-028 (its type, Open Responses)", "none: the message has no timestamp"),
-    "CHK-006": ("RSP-030 (created_at in seconds)", "none: the message has no timestamp"),
-    "CHK-007": ("none: a request makes one response (no n)", "none: no n"),
-    "CHK-008": ("RSP-008 (text deltas inside their content part)", "MSG-008 (each delta of its block's type)"),
-    "CHK-009": ("RSP-007 (a message item, role assistant, between added and done)",
-                "MSG-006 (role assistant in message_start)"),
-    "CHK-010": ("RSP-007", "MSG-006"),
-    "CHK-011": ("RSP-003, RSP-009 (deltas and .done of one text)", "MSG-008, MSG-013 (each block's shape)"),
-    "CHK-012": ("RSP-009 (.done repeats the joined deltas: cumulative deltas break it)",
-                "MSG-026 (parity: cumulative deltas double the text)"),
-    "CHK-013": ("RSP-032 (parity: a character split into U+FFFD differs from the unstreamed text)",
-                "MSG-026 (parity)"),
-    "CHK-014": ("none: no choices array", "none: no choices array"),
-    "CHK-015": ("RSP-033 (keys beyond the response object's reference, advisory)",
-                "MSG-037 (keys beyond the message object's reference, advisory)"),
-    "CHK-016": ("none: the API documents no keep-alive event; unknown event types are ignored by its clients",
-                "none: ping is the documented keep-alive (legal anywhere)"),
-    "CHK-017": ("not judged: RSP-030 asks for a model; whether it is the requested id is chat's CHK-017 only "
-                "(servers alias models alike on every route)", "not judged: as for Responses (MSG-006 asks for one)"),
-    "CHK-018": ("none: a refusal is a content part of type refusal, not a null-content flag",
-                "none: a refusal is stop_reason refusal (MSG-011's documented values)"),
-    "CHK-019": ("RSP-013 (a response object with an output array)", "MSG-014 (role assistant)"),
-    "CHK-020": ("none: AFM's profile events are a chat dialect (AFM's streaming documentation)", "none: AFM serves chat only"),
-    "CHK-021": ("RSP-030 (object, created_at)", "MSG-014 (type)"),
-    "CHK-022": ("RSP-032 (the stream assembles to the unstreamed response)", "MSG-026"),
-    "FIN-001": ("RSP-002 (one terminal event), RSP-011 (its status)", "MSG-011 (one stop_reason in message_delta)"),
-    "FIN-002": ("RSP-011 (completed, incomplete or failed, as the event names it)",
-                "MSG-011 (a documented stop_reason)"),
-    "FIN-003": ("RSP-002", "MSG-002"),
-    "FIN-004": ("none: the terminal event carries the response, not a delta", "none: message_delta carries no text"),
-    "FIN-005": ("RSP-011 (status on the terminal response)", "MSG-011 (stop_reason in message_delta)"),
-    "FIN-006": ("RSP-015 (output_tokens and status against max_output_tokens)", "MSG-016 (output_tokens within it)"),
-    "FIN-007": ("RSP-015 (incomplete, reason max_output_tokens)", "MSG-016 (stop_reason max_tokens)"),
-    "FIN-008": ("none: the Responses API has no stop parameter", "MSG-012 (the sequence not in the text)"),
-    "FIN-009": ("not judged: an empty completed response passes (chat's plain prompt has no Responses twin yet)",
-                "MSG-035 (end_turn after thinking alone, no text)"),
-    "FIN-010": ("RSP-015 (completed below the cap is not cut)", "MSG-016"),
-    "FIN-011": ("none: no stop parameter", "MSG-036 (a text cut at the sequence says stop_sequence), MSG-012"),
-    "USG-001": ("none: usage is always part of the response (documented)",
-                "none: usage is always in message_start and message_delta"),
-    "USG-002": ("RSP-014 (usage on the terminal response)", "MSG-011 (message_delta usage.output_tokens)"),
-    "USG-003": ("RSP-014 (on the terminal event, after every item)", "MSG-015 (cumulative, in message_delta)"),
-    "USG-004": ("RSP-014 (one terminal response)", "MSG-015 (never decreasing)"),
-    "USG-005": ("none: no choices array", "none: no choices array"),
-    "USG-006": ("RSP-014 (integers, total the sum)", "MSG-015 (integers; Anthropic's usage has no total)"),
-    "USG-007": ("RSP-022 (response.created's response has no output yet)",
-                "none: usage is documented in message_start and message_delta both"),
-    "USG-008": ("RSP-014", "MSG-014 (usage in the message)"),
-    "USG-009": ("not judged: input_tokens_details and output_tokens_details against the totals",
-                "none: cache_creation_input_tokens and cache_read_input_tokens are counts of their own"),
-    "USG-010": ("not judged: output_tokens > 0 for a text", "not judged: as for Responses"),
-    "USG-012": ("none: prompt reuse is a chat dialect (OPENAI_SERVER.md, a strict server's guide)", "none: as for Responses"),
-    "TOOL-001": ("RSP-007 (each call an output item with its output_index)", "MSG-007 (each tool_use a block index)"),
-    "TOOL-002": ("RSP-007", "MSG-007 (indices from 0, consecutive)"),
-    "TOOL-003": ("RSP-016 (a non-empty call_id)", "MSG-018 (a tool_use id)"),
-    "TOOL-004": ("not judged: two calls with one call_id", "not judged: two tool_use blocks with one id"),
-    "TOOL-005": ("RSP-016 (a function_call item)", "MSG-013 (the tool_use shape)"),
-    "TOOL-006": ("RSP-016 (an offered tool)", "MSG-018 (an offered tool)"),
-    "TOOL-007": ("RSP-009 (arguments deltas and .done)", "MSG-010 (partial_json pieces)"),
-    "TOOL-008": ("RSP-016 (arguments parse as a JSON object)", "MSG-010 (the pieces join into a JSON object)"),
-    "TOOL-009": ("not judged: arguments against the tool's schema", "not judged: input against input_schema"),
-    "TOOL-010": ("RSP-029 (no call markup in the output text)", "MSG-033 (no call markup in a text block)"),
-    "TOOL-011": ("RSP-017 (none: no call)", "MSG-017 (none: no tool_use)"),
-    "TOOL-012": ("RSP-017 (required: a call)", "MSG-017 (any: a tool_use)"),
-    "TOOL-013": ("RSP-017, on get_weather and on get_time (responses-tools-named-other: the tool the question does "
-                 "not call for)", "MSG-017, on get_weather and on get_time (messages-tools-named-other)"),
-    "TOOL-014": ("not judged: parallel_tool_calls false is not sent", "not judged: disable_parallel_tool_use is not "
-                 "sent"),
-    "TOOL-015": ("RSP-007 (an item keeps its item_id)", "MSG-007 (a block keeps its index)"),
-    "TOOL-016": ("none: a call is an item; the status stays completed", "MSG-018 (stop_reason tool_use)"),
-    "TOOL-017": ("none: progress UIs read the arguments deltas, judged by RSP-009", "none: as for Responses"),
-    "TOOL-019": ("not judged: the union schemas are sent on chat only", "not judged: as for Responses"),
-    "TOOL-020": ("not judged: a function_call_output turn is sent (responses-items) and judged by the stream rules "
-                 "only", "MSG-019 (a tool_result turn answered)"),
-    "TOOL-021": ("not judged: custom tools are sent on chat only", "none: the Messages API's tools are its own types"),
-    "TOOL-022": ("not judged: the nullable schemas are sent on chat only", "not judged: as for Responses"),
-    "RSN-001": ("RSP-023 (no think markup in the output text)", "MSG-031 (no think markup in a text block)"),
-    "RSN-011": ("none: reasoning is a reasoning item, whose text no rule reads for markup",
-                "none: a thinking block's text is the model's"),
-    "RSN-002": ("none: reasoning has one place, the reasoning item", "none: one place, the thinking block"),
-    "RSN-003": ("RSP-023", "MSG-031"),
-    "RSN-004": ("RSP-023", "MSG-031"),
-    "RSN-005": ("not judged: reasoning.effort is sent (responses-reasoning); an answer without a reasoning item "
-                "passes", "MSG-029 (thinking gives thinking blocks, with --expect messages-thinking)"),
-    "RSN-006": ("not judged: reasoning.effort none is not sent", "none: thinking is off unless asked"),
-    "RSN-007": ("not judged: a reasoning item after the message", "MSG-035 (thinking then the text)"),
-    "RSN-009": ("none: reasoning items go back as items, not a field", "MSG-032 (a signature to send the block back)"),
-    "RSN-010": ("not judged: the effort values are sent on chat only", "none: budget_tokens, not effort values"),
-    "STR-001": ("none: json_object is chat's; text.format json_schema is judged by RSP-018",
-                "none: no response_format"),
-    "STR-002": ("RSP-018 (fenced JSON does not parse)", "none: no response_format"),
-    "STR-003": ("RSP-018 (text.format json_schema strict: JSON matching the schema)", "none: no response_format"),
-    "STR-004": ("not judged: json_schema without strict is not sent", "none: no response_format"),
-    "STR-005": ("RSP-018 (the JSON is in the output text)", "none: no response_format"),
-    "STR-007": ("not judged: text.format text is not sent apart", "none: no response_format"),
-    "ERR-008": ("RSP-019 (an error event, then response.failed)", "MSG-022 (the error event's shape)"),
-    "ERR-009": ("RSP-002 (nothing but the terminal event after an error)", "MSG-022 (an error event ends the stream)"),
-    "ERR-010": ("RSP-019 (failed, not completed)", "MSG-022"),
-    "IMG-001": ("not judged: input_image is not sent", "not judged: image blocks are not sent"),
-    "IMG-002": ("not judged: as for IMG-001", "not judged: as for IMG-001"),
-}
+PARITY: dict[str, tuple[str, str]] = _table()
 
 # the rules every protocol shares, which need no twin: the registry runs them on every exchange (http) or on every
 # event stream (sse); said once on the page
