@@ -185,11 +185,9 @@ def test_each_outcome_outranks_the_one_before_it(monkeypatch: pytest.MonkeyPatch
     assert [rid for rid, v in cut.items() if v.outcome == "passed" and rid in ANSWERLESS_RULES]  # they judge the absence
 
 
-def test_a_rule_table_refuses_a_key_it_does_not_know(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_rule_table_refuses_a_key_it_does_not_know(monkeypatch: pytest.MonkeyPatch) -> None:
     """The rulebook is data (conformance/rules.toml, each protocol's rules.toml): a misspelt key is an error, never a
     field quietly dropped."""
-    import pytest
-
     from conformance import rules
 
     monkeypatch.setattr(rules, "_table", lambda package: {"rule": [{"id": "TRN-999", "level": "must", "applies": "both",
