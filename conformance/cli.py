@@ -28,9 +28,9 @@ def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> N
     """--version: the version, the rule set and its size (the rulebook is read only when asked)."""
     if not value or ctx.resilient_parsing:
         return
-    from conformance.rules import RULES, RULESET_VERSION
+    from conformance.rules import RULESET_VERSION, rule_count
 
-    click.echo(f"conformance {__version__} (rule set {RULESET_VERSION}, {len(RULES)} rules)")
+    click.echo(f"conformance {__version__} (rule set {RULESET_VERSION}, {rule_count()} rules)")
     ctx.exit()
 
 

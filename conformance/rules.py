@@ -110,7 +110,7 @@ def _where(id: str, category: str) -> str:
 def groups(rulebook: Iterable[Rule] | None = None) -> list[tuple[str, list[Rule], str]]:
     """The rulebook (or ``rulebook``) by category, in order: each category's rules and the protocols they apply to
     (for its tables)."""
-    every = list(RULES if rulebook is None else rulebook)
+    every = list(_loaded() if rulebook is None else rulebook)
     out = []
     for category in CATEGORIES:
         rules = [r for r in every if r.category == category]
@@ -173,6 +173,32 @@ def _protocol_rules() -> tuple[Rule, ...]:
                  for rule in _rules(f"conformance.protocols.{name}", name))
 
 
-# the rulebook: conformance/rules.toml (chat's rules and those every protocol shares), then each protocol's own
-RULES: tuple[Rule, ...] = _rules("conformance") + _protocol_rules()
-RULES_BY_ID: dict[str, Rule] = {rule.id: rule for rule in RULES}
+# the rulebook: conformance/rules.toml (chat's rules and those every protocol shares), then each protocol's own; read
+# when first asked for (``__getattr__``): `--version` counts the rules without parsing them (``rule_count``)
+RULES: tuple[Rule, ...]
+RULES_BY_ID: dict[str, Rule]
+
+
+def _loaded() -> tuple[Rule, ...]:
+    """The rulebook, read once."""
+    if "RULES" not in globals():
+        rules = _rules("conformance") + _protocol_rules()
+        globals().update(RULES=rules, RULES_BY_ID={rule.id: rule for rule in rules})
+    return globals()["RULES"]  # type: ignore[no-any-return]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("RULES", "RULES_BY_ID"):
+        _loaded()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def rule_count() -> int:
+    """How many rules the rulebook holds, counted from its tables' ``[[rule]]`` headers without parsing them (for
+    `--version`; tests/test_rules.py holds it equal to ``len(RULES)``)."""
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    tables = [here / "rules.toml", *(here / "protocols" / name / "rules.toml" for name in REGISTRY)]
+    return sum(t.read_bytes().count(b"\n[[rule]]\n") for t in tables if t.is_file())

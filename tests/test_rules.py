@@ -194,3 +194,9 @@ def test_a_rule_table_refuses_a_key_it_does_not_know(monkeypatch: pytest.MonkeyP
                                                                     "title": "t", "source": "s", "refz": ["A1"]}]})
     with pytest.raises(ValueError, match="TRN-999 has unknown keys \\['refz'\\]"):
         rules._rules("conformance")
+
+
+def test_the_rule_count_of_version_is_the_rulebooks() -> None:
+    from conformance.rules import rule_count
+
+    assert rule_count() == len(RULES)
