@@ -13,6 +13,7 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from conformance.capabilities import CAPABILITY_RULES
@@ -130,17 +131,29 @@ def _r(id: str, category: str, level: str, applies: str, title: str, source: str
     return Rule(id, title, category, level, applies, source, refs, _where(id, category))
 
 
-def _table(package: str) -> dict[str, Any]:
-    """A rule table (``rules.toml`` of ``package``), its sources' names resolved: ``{NAME}`` in a source stands for the
-    text its ``[sources]`` table gives that name (which may name an earlier source)."""
-    from importlib.resources import files
-
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML data file of the package (the rule tables, the seed map, the parity table)."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
 
-    doc: dict[str, Any] = tomllib.loads(files(package).joinpath("rules.toml").read_text(encoding="utf-8"))
+    doc: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+    return doc
+
+
+def _tables() -> list[tuple[Path, str]]:
+    """The rule tables and their category: the core's (each row names its own: ""), then each registered protocol's
+    that brings one (its name)."""
+    here = Path(__file__).parent
+    tables = [(here / "rules.toml", ""), *((here / "protocols" / name / "rules.toml", name) for name in REGISTRY)]
+    return [(path, category) for path, category in tables if path.is_file()]
+
+
+def _table(path: Path) -> dict[str, Any]:
+    """A rule table, its sources' names resolved: ``{NAME}`` in a source stands for the text its ``[sources]`` table
+    gives that name (which may name an earlier source)."""
+    doc = read_toml(path)
     sources: dict[str, str] = {}
     for name, text in doc.get("sources", {}).items():
         sources[name] = _NAMED.sub(lambda m: sources.get(m.group(1), m.group(0)), text)
@@ -153,24 +166,15 @@ def _table(package: str) -> dict[str, Any]:
 ROW_KEYS = frozenset({"id", "category", "level", "applies", "title", "source", "refs"})
 
 
-def _rules(package: str, category: str | None = None) -> tuple[Rule, ...]:
+def _rules(path: Path, category: str = "") -> tuple[Rule, ...]:
     """The rules of a table: the core's (each row names its category) or a protocol's (its category is its name). A
     key the table does not know is an error, not a field quietly dropped."""
-    rows = _table(package)["rule"]
+    rows = _table(path)["rule"]
     for row in rows:
         if not ROW_KEYS >= set(row):
-            raise ValueError(f"{package}/rules.toml: {row.get('id')} has unknown keys {sorted(set(row) - ROW_KEYS)}")
-    return tuple(_r(row["id"], row.get("category") or category or "", row["level"], row["applies"], row["title"],
+            raise ValueError(f"{path}: {row.get('id')} has unknown keys {sorted(set(row) - ROW_KEYS)}")
+    return tuple(_r(row["id"], row.get("category") or category, row["level"], row["applies"], row["title"],
                     row["source"], *row.get("refs", ())) for row in rows)
-
-
-def _protocol_rules() -> tuple[Rule, ...]:
-    """The rules a protocol package brings (``conformance/protocols/<name>/rules.toml``; their category is its name),
-    found by the registry."""
-    from importlib.resources import files
-
-    return tuple(rule for name in REGISTRY if files(f"conformance.protocols.{name}").joinpath("rules.toml").is_file()
-                 for rule in _rules(f"conformance.protocols.{name}", name))
 
 
 # the rulebook: conformance/rules.toml (chat's rules and those every protocol shares), then each protocol's own; read
@@ -182,7 +186,7 @@ RULES_BY_ID: dict[str, Rule]
 def _loaded() -> tuple[Rule, ...]:
     """The rulebook, read once."""
     if "RULES" not in globals():
-        rules = _rules("conformance") + _protocol_rules()
+        rules = tuple(rule for path, category in _tables() for rule in _rules(path, category))
         globals().update(RULES=rules, RULES_BY_ID={rule.id: rule for rule in rules})
     return globals()["RULES"]  # type: ignore[no-any-return]
 
@@ -197,8 +201,4 @@ def __getattr__(name: str) -> Any:
 def rule_count() -> int:
     """How many rules the rulebook holds, counted from its tables' ``[[rule]]`` headers without parsing them (for
     `--version`; tests/test_rules.py holds it equal to ``len(RULES)``)."""
-    from pathlib import Path
-
-    here = Path(__file__).parent
-    tables = [here / "rules.toml", *(here / "protocols" / name / "rules.toml" for name in REGISTRY)]
-    return sum(t.read_bytes().count(b"\n[[rule]]\n") for t in tables if t.is_file())
+    return sum(path.read_bytes().count(b"\n[[rule]]\n") for path, _ in _tables())

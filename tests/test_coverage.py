@@ -4,6 +4,7 @@ judging one of its fact's rules, each live fact judged in its scenario by the pu
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -94,7 +95,7 @@ def test_every_seed_example_passes_or_says_why_not() -> None:
     assert listed == {name: " ".join(sorted(rules.split())) for name, (rules, _) in ABBREVIATED.items()}
 
 
-RULE_ID = __import__("re").compile(r"\b[A-Z]{2,4}-\d{3}\b")
+RULE_ID = re.compile(r"\b[A-Z]{2,4}-\d{3}\b")
 
 
 def test_a_not_judged_entry_names_no_rule() -> None:
@@ -113,14 +114,14 @@ def test_every_live_scenario_of_a_fact_judges_it(fact: Fact) -> None:
 
 # a fact's claims: HTTP statuses and field or code names (snake_case); what a public reference adds beyond the seed
 # is attributed in the fact's text, in parentheses that name it: "(OpenAI: 404 model_not_found)"
-CLAIM = __import__("re").compile(r"\b[1-5]\d\d\b|\b[a-z]+(?:_[a-z0-9]+)+\b")
-ATTRIBUTED = __import__("re").compile(r"\((?:OpenAI|Ollama|Anthropic|HTTP|WHATWG):[^)]*\)")
+CLAIM = re.compile(r"\b[1-5]\d\d\b|\b[a-z]+(?:_[a-z0-9]+)+\b")
+ATTRIBUTED = re.compile(r"\((?:OpenAI|Ollama|Anthropic|HTTP|WHATWG):[^)]*\)")
 # a section whose heading in the seed is worded otherwise than the map names it
 HEADINGS = {("000", "Response headers"): "Response header\tMeaning"}
 
 
 def _heading(line: str) -> str:
-    return __import__("re").sub(r"^[#§\s\d.]+", "", line).strip().lower()
+    return re.sub(r"^[#§\s\d.]+", "", line).strip().lower()
 
 
 def seed_sections(seed: str) -> dict[str, str]:

@@ -261,30 +261,36 @@ def streamed_exchanges(report_dir: Path, protocol: str) -> list[tuple[str, Any]]
     """(wire log stem, exchange) for every recorded POST of the protocol that asked for a stream: answered, or refused
     with an error status (a client must report that as an error)."""
     from conformance.checks.transport import CUT_BY_SERVER
-    from conformance.engine.wirelog import WIRE_DIR, load
     from conformance.model import BAD_INPUT
     from conformance.protocols import by_name
+
+    chosen = by_name(protocol)
+    out = []
+    for stem, ex in _recorded(report_dir):
+        if ex.protocol is not chosen or ex.method != "POST" or ex.status is None or ex.endpoint == "ollama-pull":
+            continue
+        request = ex.request if isinstance(ex.request, dict) else {}
+        asked = request.get("stream", chosen.streams_by_default)
+        obs = ex.observations
+        # cut by the suite (a disconnect, a limit); a body the server cut is replayed cut (fuzz.replay)
+        cut = obs.disconnect or (obs.aborted and obs.aborted not in CUT_BY_SERVER) \
+            or obs.disconnected_after_events is not None
+        # what a client asking as the adapters do (one choice, a valid request) could get, whole as it was sent
+        own = ex.intent not in BAD_INPUT and request.get("n", 1) in (1, None)
+        if asked is True and own and not cut and (ex.status == 200 or ex.status >= 400):
+            out.append((stem, ex))
+    return out
+
+
+def _recorded(report_dir: Path) -> list[tuple[str, Any]]:
+    """(wire log stem, exchange) for every exchange of the run in ``report_dir``, in run order."""
+    from conformance.engine.wirelog import WIRE_DIR, load
 
     _, outcomes = load(report_dir)
     wire = report_dir if (report_dir / "run.json").is_file() else report_dir / WIRE_DIR
     doc = json.loads((wire / "run.json").read_text(encoding="utf-8"))
-    chosen = by_name(protocol)
-    out = []
-    for item, outcome in zip(doc["outcomes"], outcomes, strict=True):
-        for stem, ex in zip(item["exchanges"], outcome.exchanges, strict=True):
-            if ex.protocol is not chosen or ex.method != "POST" or ex.status is None or ex.endpoint == "ollama-pull":
-                continue
-            request = ex.request if isinstance(ex.request, dict) else {}
-            asked = request.get("stream", chosen.streams_by_default)
-            obs = ex.observations
-            # cut by the suite (a disconnect, a limit); a body the server cut is replayed cut (fuzz.replay)
-            cut = obs.disconnect or (obs.aborted and obs.aborted not in CUT_BY_SERVER) \
-                or obs.disconnected_after_events is not None
-            # what a client asking as the adapters do (one choice, a valid request) could get, whole as it was sent
-            own = ex.intent not in BAD_INPUT and request.get("n", 1) in (1, None)
-            if asked is True and own and not cut and (ex.status == 200 or ex.status >= 400):
-                out.append((stem, ex))
-    return out
+    return [pair for item, outcome in zip(doc["outcomes"], outcomes, strict=True)
+            for pair in zip(item["exchanges"], outcome.exchanges, strict=True)]
 
 
 def _asked(ex: Any) -> str:
@@ -298,19 +304,14 @@ def unstreamed_twins(report_dir: Path, exchanges: list[tuple[str, Any]]) -> dict
     """For each streamed exchange, the server's own unstreamed answer to the same request in the same run (a
     scenario's json twin, a parity scenario's unstreamed request), where it answered one with a 2xx: what the server
     answers an agent that asks again without streaming (Claude Code's fallback)."""
-    from conformance.engine.wirelog import WIRE_DIR, load
-
-    _, outcomes = load(report_dir)
-    wire = report_dir if (report_dir / "run.json").is_file() else report_dir / WIRE_DIR
-    doc = json.loads((wire / "run.json").read_text(encoding="utf-8"))
     answered: dict[str, tuple[str, Any]] = {}
-    for item, outcome in zip(doc["outcomes"], outcomes, strict=True):
-        for stem, ex in zip(item["exchanges"], outcome.exchanges, strict=True):
-            request = ex.request if isinstance(ex.request, dict) else {}
-            streamed = request.get("stream", getattr(ex.protocol, "streams_by_default", False))
-            if ex.method == "POST" and streamed is not True and ex.status is not None and 200 <= ex.status < 300:
-                answered.setdefault(_asked(ex), (stem, ex))
-    return {stem: answered[_asked(ex)] for stem, ex in exchanges if _asked(ex) in answered}
+    for stem, ex in _recorded(report_dir):
+        request = ex.request if isinstance(ex.request, dict) else {}
+        streamed = request.get("stream", getattr(ex.protocol, "streams_by_default", False))
+        if ex.method == "POST" and streamed is not True and ex.status is not None and 200 <= ex.status < 300:
+            answered.setdefault(_asked(ex), (stem, ex))
+    keys = {stem: _asked(ex) for stem, ex in exchanges}
+    return {stem: answered[key] for stem, key in keys.items() if key in answered}
 
 
 def _fixture(ex: Any, stem: str, folder: Path, profile: str, write: bool = False) -> Any:

@@ -15,9 +15,10 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
-from conformance.rules import RULES_BY_ID
+from conformance.rules import RULES_BY_ID, read_toml
 
 SEEDS = {"000": "000_9adc55f728b3a6e5.txt", "001": "001_b86e68556766b6cb.txt", "002": "002_018dc7b61835a212.txt",
          "003": "003_b25f797ba83b2388.txt"}
@@ -42,14 +43,7 @@ class Fact:
 
 def _map() -> dict[str, Any]:
     """conformance/report/coverage.toml: the facts (``[[fact]]``) and the statements not judged (``[[not_judged]]``)."""
-    from importlib.resources import files
-
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-
-    doc: dict[str, Any] = tomllib.loads(files("conformance.report").joinpath("coverage.toml").read_text(encoding="utf-8"))
+    doc = read_toml(Path(__file__).with_name("coverage.toml"))
     for table, known in KEYS.items():  # a misspelt key is an error, never a field quietly dropped
         for row in doc[table]:
             if not known >= set(row):

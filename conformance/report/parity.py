@@ -7,19 +7,14 @@ A cell is either rule ids (``RSP-017``, ``MSG-017``: the fact judged there) or a
 
 from __future__ import annotations
 
-import sys
+from pathlib import Path
+
+from conformance.rules import read_toml
 
 
 def _table() -> dict[str, tuple[str, str]]:
     """conformance/report/parity.toml: chat rule -> (Responses API, Messages API)."""
-    from importlib.resources import files
-
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
-
-    doc = tomllib.loads(files("conformance.report").joinpath("parity.toml").read_text(encoding="utf-8"))
+    doc = read_toml(Path(__file__).with_name("parity.toml"))
     return {rule: (row["responses"], row["messages"]) for rule, row in doc.items()}
 
 
